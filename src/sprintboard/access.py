@@ -1,0 +1,187 @@
+"""Who may do what. Every lookup of a workspace-scoped record goes through a function here.
+
+A record outside the caller's workspaces is "not found", exactly like a record that does not
+exist: no status code or message tells the two apart. Inside a workspace, a missing permission
+is 403 with `details.permission`.
+"""
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from sprintboard.errors import Conflict, Forbidden, NotFound
+from sprintboard.models import (
+    Base,
+    Comment,
+    Project,
+    Sprint,
+    WorkItem,
+    Workspace,
+    WorkspaceMember,
+)
+
+
+class Role(StrEnum):
+    ADMIN = "ADMIN"
+    MEMBER = "MEMBER"
+    VIEWER = "VIEWER"
+
+
+class Permission(StrEnum):
+    SPRINT_CREATE = "SPRINT_CREATE"
+    SPRINT_START = "SPRINT_START"
+    SPRINT_COMPLETE = "SPRINT_COMPLETE"
+    SPRINT_DELETE = "SPRINT_DELETE"
+    WORK_ITEM_WRITE = "WORK_ITEM_WRITE"
+    PROJECT_MANAGE = "PROJECT_MANAGE"
+    WORKSPACE_MANAGE = "WORKSPACE_MANAGE"
+    ORG_ADMIN = "ORG_ADMIN"
+
+
+_MEMBER_PERMISSIONS = frozenset(
+    {
+        Permission.SPRINT_CREATE,
+        Permission.SPRINT_START,
+        Permission.SPRINT_COMPLETE,
+        Permission.WORK_ITEM_WRITE,
+    }
+)
+
+ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
+    Role.ADMIN: _MEMBER_PERMISSIONS
+    | {Permission.SPRINT_DELETE, Permission.PROJECT_MANAGE, Permission.WORKSPACE_MANAGE},
+    Role.MEMBER: _MEMBER_PERMISSIONS,
+    Role.VIEWER: frozenset(),
+}
+"""The contract's permission table. ORG_ADMIN is not a role's: it belongs to org admins."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated user, as seen through the API key they called with."""
+
+    user_id: str
+    name: str
+    email: str
+    is_org_admin: bool
+    key_id: str
+    key_permissions: frozenset[str] | None
+    """The key's own permission list; None means "all my role allows"."""
+    key_workspace_id: str | None
+
+    def allows(self, permission: Permission) -> bool:
+        return self.key_permissions is None or permission in self.key_permissions
+
+    def require_org_admin(self) -> None:
+        if not (self.is_org_admin and self.allows(Permission.ORG_ADMIN)):
+            raise Forbidden(Permission.ORG_ADMIN)
+
+    def sees_workspace(self, workspace_id: str) -> bool:
+        return self.key_workspace_id is None or self.key_workspace_id == workspace_id
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceAccess:
+    """The caller's standing in one workspace."""
+
+    caller: Caller
+    workspace_id: str
+    role: Role
+
+    def permits(self, permission: Permission) -> bool:
+        return permission in ROLE_PERMISSIONS[self.role] and self.caller.allows(permission)
+
+    def require(self, permission: Permission) -> None:
+        if not self.permits(permission):
+            raise Forbidden(permission)
+
+
+RecordT = TypeVar("RecordT", bound=Base)
+
+_WORK_ITEM_KEY = re.compile(r"^[A-Z][A-Z0-9]{1,9}-[1-9][0-9]*$")
+
+
+def _membership_join(query: Any, caller: Caller, workspace_column: Any) -> Any:
+    """`query`, narrowed to the caller's memberships (and to the key's workspace, if any)."""
+    query = query.join(
+        WorkspaceMember,
+        (WorkspaceMember.workspace_id == workspace_column)
+        & (WorkspaceMember.user_id == caller.user_id),
+    )
+    if caller.key_workspace_id is not None:
+        query = query.where(workspace_column == caller.key_workspace_id)
+    return query
+
+
+def _access_one(
+    session: Session, caller: Caller, model: type[RecordT], what: str, *criteria: Any
+) -> tuple[RecordT, WorkspaceAccess]:
+    workspace_column = model.workspace_id if model is not Workspace else model.id  # type: ignore[attr-defined]
+    query = _membership_join(select(model, WorkspaceMember.role), caller, workspace_column)
+    rows = session.execute(query.where(*criteria).limit(2)).all()
+    if not rows:
+        raise NotFound(what)
+    if len(rows) > 1:
+        raise Conflict("ambiguous_key", f"{what} key matches several records; use its $id.")
+    record, role = rows[0]
+    workspace_id = record.id if model is Workspace else record.workspace_id
+    return record, WorkspaceAccess(caller, workspace_id, Role(role))
+
+
+def access_workspace(
+    session: Session, caller: Caller, workspace_id: str
+) -> tuple[Workspace, WorkspaceAccess]:
+    return _access_one(session, caller, Workspace, "Workspace", Workspace.id == workspace_id)
+
+
+def access_workspace_id(session: Session, caller: Caller, workspace_id: str) -> WorkspaceAccess:
+    """The caller's standing in a workspace, without loading the workspace itself."""
+    if not caller.sees_workspace(workspace_id):
+        raise NotFound("Workspace")
+    role = session.scalar(
+        select(WorkspaceMember.role).where(
+            WorkspaceMember.workspace_id == workspace_id,
+            WorkspaceMember.user_id == caller.user_id,
+        )
+    )
+    if role is None:
+        raise NotFound("Workspace")
+    return WorkspaceAccess(caller, workspace_id, Role(role))
+
+
+def access_project(
+    session: Session, caller: Caller, project_id: str
+) -> tuple[Project, WorkspaceAccess]:
+    return _access_one(session, caller, Project, "Project", Project.id == project_id)
+
+
+def access_sprint(
+    session: Session, caller: Caller, sprint_id: str
+) -> tuple[Sprint, WorkspaceAccess]:
+    return _access_one(session, caller, Sprint, "Sprint", Sprint.id == sprint_id)
+
+
+def access_work_item(
+    session: Session, caller: Caller, ref: str
+) -> tuple[WorkItem, WorkspaceAccess]:
+    """A work item by `$id` or by key (`WEB-12`)."""
+    criterion = WorkItem.key == ref if _WORK_ITEM_KEY.match(ref) else WorkItem.id == ref
+    return _access_one(session, caller, WorkItem, "Work item", criterion)
+
+
+def access_comment(
+    session: Session, caller: Caller, comment_id: str
+) -> tuple[Comment, WorkspaceAccess]:
+    return _access_one(session, caller, Comment, "Comment", Comment.id == comment_id)
+
+
+def visible_workspace_ids(caller: Caller) -> Select[str]:
+    """A subquery of the workspaces the caller may see (for list filters)."""
+    query = select(WorkspaceMember.workspace_id).where(WorkspaceMember.user_id == caller.user_id)
+    if caller.key_workspace_id is not None:
+        query = query.where(WorkspaceMember.workspace_id == caller.key_workspace_id)
+    return query

@@ -1,0 +1,124 @@
+"""The `sprintboard` command: serve, migrate, create-admin."""
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from sprintboard.config import Settings
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="sprintboard",
+        description="sprintboard: a JSON REST API for workspaces, projects, sprints and work "
+        "items. Configuration comes from SPRINTBOARD_* environment variables (see README).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve",
+        help="apply pending migrations, then serve the HTTP API",
+        description="Apply pending database migrations, then serve the HTTP API.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8000, help="port to bind (default: %(default)s)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (default: %(default)s); each is a complete, stateless server",
+    )
+
+    commands.add_parser(
+        "migrate",
+        help="apply pending database migrations",
+        description="Apply pending migrations to SPRINTBOARD_DATABASE_URL (safe to run twice).",
+    )
+
+    admin = commands.add_parser(
+        "create-admin",
+        help="create an organization admin and print a new API key",
+        description="Create an organization admin (migrating first) and print a new API key as "
+        "the last line of standard output. If an admin with that email exists, a new key is "
+        "issued for them.",
+    )
+    admin.add_argument("--name", default="Admin", help="the admin's name (default: %(default)s)")
+    admin.add_argument(
+        "--email", default="admin@example.com", help="the admin's email (default: %(default)s)"
+    )
+
+    args = parser.parse_args(argv)
+    settings = Settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
+    )
+
+    if args.command == "migrate":
+        _migrate(settings)
+        print("database is up to date", file=sys.stderr)
+    elif args.command == "serve":
+        _serve(settings, host=args.host, port=args.port, workers=args.workers)
+    elif args.command == "create-admin":
+        _migrate(settings)
+        print(_create_admin(settings, name=args.name, email=args.email))
+    return 0
+
+
+def _migrate(settings: Settings) -> None:
+    from sprintboard.migrations import migrate
+
+    migrate(settings.database_url)
+
+
+def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    _migrate(settings)
+    uvicorn.run(
+        "sprintboard.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        proxy_headers=True,
+    )
+
+
+def _create_admin(settings: Settings, *, name: str, email: str) -> str:
+    from sqlalchemy import select
+
+    from sprintboard.db import Database
+    from sprintboard.errors import InvalidRequest
+    from sprintboard.identity import service
+    from sprintboard.models import User
+
+    database = Database(settings.database_url)
+    try:
+        with database.transaction() as session:
+            user = session.scalar(select(User).where(User.email_normalized == email.lower()))
+            if user is None:
+                user = service.create_user(session, name=name, email=email, is_org_admin=True)
+            elif not user.is_org_admin:
+                raise SystemExit(f"{email} belongs to a user who is not an organization admin")
+            _, secret = service.create_key(
+                session,
+                caller=None,
+                owner=user,
+                name="create-admin",
+                permissions=None,
+                workspace_id=None,
+                expires_at=None,
+            )
+            print(f"organization admin {user.email} ({user.id}); API key:", file=sys.stderr)
+    except InvalidRequest as error:
+        raise SystemExit(error.message) from None
+    finally:
+        database.dispose()
+    return secret
+
+
+if __name__ == "__main__":
+    sys.exit(main())

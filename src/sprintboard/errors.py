@@ -1,0 +1,246 @@
+"""One error type, one envelope: `{"error": {"code", "message", "details"}}`."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from sprintboard.responses import JSONResponse
+
+
+class AppError(Exception):
+    status = 500
+    code = "INTERNAL"
+
+    def __init__(
+        self,
+        message: str,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+        self.headers = headers
+
+
+class InvalidRequest(AppError):
+    status = 400
+    code = "INVALID_REQUEST"
+
+    def __init__(self, field: str, reason: str, message: str, **details: Any) -> None:
+        super().__init__(message, {"field": field, "reason": reason, **details})
+
+
+class Unauthenticated(AppError):
+    status = 401
+    code = "UNAUTHENTICATED"
+
+    def __init__(self, message: str = "A valid API key is required.") -> None:
+        super().__init__(message, headers={"WWW-Authenticate": "Bearer"})
+
+
+class Forbidden(AppError):
+    status = 403
+    code = "FORBIDDEN"
+
+    def __init__(self, permission: str) -> None:
+        super().__init__(
+            f"This call needs the {permission} permission.", {"permission": permission}
+        )
+
+
+class NotFound(AppError):
+    status = 404
+    code = "NOT_FOUND"
+
+    def __init__(self, what: str = "Resource") -> None:
+        super().__init__(f"{what} not found.")
+
+
+class Conflict(AppError):
+    status = 409
+    code = "CONFLICT"
+
+    def __init__(self, reason: str, message: str, **details: Any) -> None:
+        super().__init__(message, {"reason": reason, **details})
+
+
+class PreconditionFailed(AppError):
+    status = 412
+    code = "PRECONDITION_FAILED"
+
+
+class PayloadTooLarge(AppError):
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+
+class UnsupportedMediaType(AppError):
+    status = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
+class RateLimited(AppError):
+    status = 429
+    code = "RATE_LIMITED"
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            "Too many requests; try again later.",
+            {"retryAfter": retry_after},
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+STATUS_CODES = {
+    400: "INVALID_REQUEST",
+    401: "UNAUTHENTICATED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    412: "PRECONDITION_FAILED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+    500: "INTERNAL",
+}
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+# Pydantic error types, mapped to the contract's `details.reason` values.
+_REASONS = {
+    "missing": "required",
+    "extra_forbidden": "unknown_field",
+    "string_too_short": "too_short",
+    "too_short": "too_short",
+    "string_too_long": "too_long",
+    "too_long": "too_long",
+    "greater_than": "out_of_range",
+    "greater_than_equal": "out_of_range",
+    "less_than": "out_of_range",
+    "less_than_equal": "out_of_range",
+    "finite_number": "out_of_range",
+    "literal_error": "invalid_value",
+    "enum": "invalid_value",
+    "json_invalid": "invalid_json",
+    "string_pattern_mismatch": "invalid_format",
+    "date_parsing": "invalid_format",
+    "date_from_datetime_parsing": "invalid_format",
+    "datetime_parsing": "invalid_format",
+    "datetime_from_date_parsing": "invalid_format",
+}
+_OWN_REASONS = {
+    "required",
+    "invalid_type",
+    "invalid_value",
+    "invalid_format",
+    "too_long",
+    "too_short",
+    "out_of_range",
+    "unknown_field",
+    "read_only",
+    "immutable",
+    "invalid_json",
+    "not_found",
+    "mixed_workspaces",
+}
+
+
+READ_ONLY_FIELDS = frozenset(
+    {
+        "$id",
+        "$createdAt",
+        "$updatedAt",
+        "key",
+        "prefix",
+        "lastUsedAt",
+        "revokedAt",
+        "completedAt",
+        "commentCount",
+        "loggedHours",
+        "workItemCount",
+        "totalPoints",
+        "completedPoints",
+        "movedItemCount",
+        "project",
+        "assignees",
+        "comments",
+        "timeLogs",
+        "workItems",
+        "isOrgAdmin",
+    }
+)
+"""Server-owned fields: sending one is `read_only`, not `unknown_field`."""
+
+IMMUTABLE_FIELDS = frozenset({"projectId", "workspaceId"})
+"""Fields fixed at creation: where an update model lacks them, sending one is `immutable`."""
+
+
+def _field_path(loc: Sequence[int | str]) -> str:
+    parts = list(loc[1:]) if loc and loc[0] in ("body", "query", "path", "header") else list(loc)
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or (str(loc[0]) if loc else "body")
+
+
+def validation_error_details(errors: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """The message and details of a 400 for a list of Pydantic errors (the first one leads)."""
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    kind = first.get("type", "")
+    reason = kind if kind in _OWN_REASONS else _REASONS.get(kind)
+    if reason is None:
+        reason = "invalid_type" if kind.endswith(("_type", "_parsing")) else "invalid_value"
+    path = _field_path(loc)
+    field = path.split(".")[0].split("[")[0]
+    if reason == "unknown_field" and path == field:
+        reason = "read_only" if field in READ_ONLY_FIELDS else reason
+        reason = "immutable" if field in IMMUTABLE_FIELDS else reason
+    if kind == "missing" and field == "body":
+        reason = "required"
+    message = f"{path}: {first.get('msg', 'invalid value')}"
+    details: dict[str, Any] = {"field": field, "reason": reason}
+    if path != field:
+        details["path"] = path
+    if len(errors) > 1:
+        details["errors"] = [
+            {"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", "")}
+            for e in errors
+        ]
+    return message, details
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AppError)
+    async def on_app_error(_request: Request, exc: AppError) -> Response:
+        return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation_error(_request: Request, exc: RequestValidationError) -> Response:
+        message, details = validation_error_details(exc.errors())
+        return error_response(400, "INVALID_REQUEST", message, details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(_request: Request, exc: StarletteHTTPException) -> Response:
+        code = STATUS_CODES.get(exc.status_code, "INVALID_REQUEST")
+        message = {
+            404: "No such route.",
+            405: "Method not allowed on this route.",
+        }.get(exc.status_code, str(exc.detail))
+        return error_response(exc.status_code, code, message, {}, dict(exc.headers or {}))

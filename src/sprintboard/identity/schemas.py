@@ -1,0 +1,80 @@
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from sprintboard.access import Permission
+from sprintboard.models import ApiKey, User
+from sprintboard.responses import iso
+from sprintboard.schemas import DateTimeIn, Name, RequestModel, Timestamps
+
+
+class UserCreate(RequestModel):
+    name: Name
+    email: Annotated[str, Field(min_length=3, max_length=320)]
+    is_org_admin: bool = Field(False, alias="isOrgAdmin")
+
+
+class KeyCreate(RequestModel):
+    name: Name
+    permissions: Annotated[list[Permission], Field(max_length=16)] | None = Field(
+        None, description="A subset of the owner's permissions; absent means all of them."
+    )
+    workspace_id: str | None = Field(
+        None, alias="workspaceId", description="Restricts the key to one workspace."
+    )
+    expires_at: DateTimeIn | None = Field(None, alias="expiresAt")
+
+
+class UserRead(Timestamps):
+    id: str = Field(alias="$id")
+    name: str
+    email: str
+    is_org_admin: bool = Field(alias="isOrgAdmin")
+
+
+class KeyRead(Timestamps):
+    id: str = Field(alias="$id")
+    user_id: str = Field(alias="userId")
+    name: str
+    prefix: str = Field(description="The secret's first characters, to recognize it by.")
+    permissions: list[Permission] | None
+    workspace_id: str | None = Field(alias="workspaceId")
+    expires_at: datetime | None = Field(alias="expiresAt")
+    last_used_at: datetime | None = Field(alias="lastUsedAt")
+    revoked_at: datetime | None = Field(alias="revokedAt")
+
+
+class KeyCreated(KeyRead):
+    key: str = Field(description="The secret. Shown in this response only; keep it safe.")
+
+
+class Me(UserRead):
+    key: KeyRead = Field(description="The key this call was made with.")
+
+
+def user_json(user: User) -> dict[str, Any]:
+    return {
+        "$id": user.id,
+        "name": user.name,
+        "email": user.email,
+        "isOrgAdmin": user.is_org_admin,
+        "$createdAt": iso(user.created_at),
+        "$updatedAt": iso(user.updated_at),
+    }
+
+
+def key_json(key: ApiKey) -> dict[str, Any]:
+    return {
+        "$id": key.id,
+        "userId": key.user_id,
+        "name": key.name,
+        "prefix": key.prefix,
+        "permissions": key.permissions,
+        "workspaceId": key.workspace_id,
+        "expiresAt": iso(key.expires_at),
+        "lastUsedAt": iso(key.last_used_at),
+        "revokedAt": iso(key.revoked_at),
+        "$createdAt": iso(key.created_at),
+        "$updatedAt": iso(key.updated_at),
+    }

@@ -1,0 +1,173 @@
+"""Users and API keys: creation, authentication, revocation."""
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from sprintboard.access import Caller, Permission
+from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from sprintboard.models import ApiKey, User, WorkspaceMember, utcnow
+
+SECRET_PREFIX = "sb_"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+"""`lastUsedAt` is written at most this often per key, so reads do not write on every call."""
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_SECRET = re.compile(r"^sb_[A-Za-z0-9_-]{43}$")
+
+
+def hash_secret(secret: str) -> str:
+    """SHA-256 suffices: the secrets carry 256 random bits, so there is nothing to brute-force."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
+def authenticate(session: Session, secret: str) -> Caller:
+    if not _SECRET.match(secret):
+        raise Unauthenticated()
+    secret_hash = hash_secret(secret)
+    row = session.execute(
+        select(ApiKey, User)
+        .join(User, User.id == ApiKey.user_id)
+        .where(ApiKey.secret_hash == secret_hash)
+    ).first()
+    if row is None or not hmac.compare_digest(row[0].secret_hash, secret_hash):
+        raise Unauthenticated()
+    key, user = row
+    now = utcnow()
+    if key.revoked_at is not None:
+        raise Unauthenticated("This API key has been revoked.")
+    if key.expires_at is not None and key.expires_at <= now:
+        raise Unauthenticated("This API key has expired.")
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
+    return Caller(
+        user_id=user.id,
+        name=user.name,
+        email=user.email,
+        is_org_admin=user.is_org_admin,
+        key_id=key.id,
+        key_permissions=frozenset(key.permissions) if key.permissions is not None else None,
+        key_workspace_id=key.workspace_id,
+    )
+
+
+def create_user(session: Session, *, name: str, email: str, is_org_admin: bool = False) -> User:
+    if not _EMAIL.match(email):
+        raise InvalidRequest("email", "invalid_format", "email: not an email address.")
+    normalized = email.lower()
+    if session.scalar(select(User.id).where(User.email_normalized == normalized)) is not None:
+        raise Conflict("duplicate_email", "A user with this email already exists.")
+    user = User(name=name, email=email, email_normalized=normalized, is_org_admin=is_org_admin)
+    session.add(user)
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:
+        raise Conflict("duplicate_email", "A user with this email already exists.") from None
+    return user
+
+
+def list_users(session: Session, *, limit: int, offset: int) -> tuple[Sequence[User], int]:
+    users = session.scalars(
+        select(User).order_by(User.created_at, User.id).limit(limit).offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).select_from(User)) or 0
+    return users, total
+
+
+def get_user(session: Session, user_id: str) -> User:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("User")
+    return user
+
+
+def create_key(
+    session: Session,
+    *,
+    caller: Caller | None,
+    owner: User,
+    name: str,
+    permissions: list[Permission] | None,
+    workspace_id: str | None,
+    expires_at: datetime | None,
+) -> tuple[ApiKey, str]:
+    """A new key for `owner`, and its secret (shown once, stored only as a hash).
+
+    A key minted with a narrowed key can be no broader than the key that minted it: it keeps
+    that key's workspace and may only hold permissions that key holds.
+    """
+    if caller is not None and caller.user_id == owner.id:
+        if caller.key_permissions is not None:
+            if permissions is None:
+                permissions = [Permission(p) for p in sorted(caller.key_permissions)]
+            elif not set(permissions) <= caller.key_permissions:
+                raise InvalidRequest(
+                    "permissions", "invalid_value", "permissions: broader than this key's own."
+                )
+        if caller.key_workspace_id is not None:
+            if workspace_id not in (None, caller.key_workspace_id):
+                raise InvalidRequest(
+                    "workspaceId", "invalid_value", "workspaceId: this key is for another one."
+                )
+            workspace_id = caller.key_workspace_id
+    if expires_at is not None and expires_at <= utcnow():
+        raise InvalidRequest("expiresAt", "invalid_value", "expiresAt: must be in the future.")
+    if workspace_id is not None and (
+        session.scalar(
+            select(WorkspaceMember.id).where(
+                WorkspaceMember.workspace_id == workspace_id, WorkspaceMember.user_id == owner.id
+            )
+        )
+        is None
+    ):
+        raise InvalidRequest("workspaceId", "not_found", "workspaceId: no such workspace.")
+    secret = new_secret()
+    key = ApiKey(
+        user_id=owner.id,
+        name=name,
+        prefix=secret[:10],
+        secret_hash=hash_secret(secret),
+        permissions=sorted(set(permissions)) if permissions is not None else None,
+        workspace_id=workspace_id,
+        expires_at=expires_at,
+    )
+    session.add(key)
+    session.flush()
+    return key, secret
+
+
+def list_keys(
+    session: Session, *, user_id: str, limit: int, offset: int
+) -> tuple[Sequence[ApiKey], int]:
+    keys = session.scalars(
+        select(ApiKey)
+        .where(ApiKey.user_id == user_id)
+        .order_by(ApiKey.created_at, ApiKey.id)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).where(ApiKey.user_id == user_id)) or 0
+    return keys, total
+
+
+def revoke_key(session: Session, *, caller: Caller, key_id: str) -> ApiKey:
+    """Revoke one of the caller's keys (an organization admin may revoke anyone's)."""
+    key = session.get(ApiKey, key_id)
+    is_admin = caller.is_org_admin and caller.allows(Permission.ORG_ADMIN)
+    if key is None or (key.user_id != caller.user_id and not is_admin):
+        raise NotFound("API key")
+    if key.revoked_at is None:
+        key.revoked_at = key.updated_at = utcnow()
+    return key

@@ -1,0 +1,258 @@
+"""Every table, on one page. Only the migrations in `sprintboard/migrations` create them."""
+
+import secrets
+import time
+from datetime import UTC, date, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def new_id() -> str:
+    """An opaque, time-ordered identifier: 48 bits of milliseconds, then 80 random bits."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+
+
+def utcnow() -> datetime:
+    """Now, in UTC, cut to the millisecond we show in responses."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite stores it naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+JSONValue = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime,
+        dict[str, Any]: JSONValue,
+        date: Date,
+    }
+
+
+class Timestamped:
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class User(Timestamped, Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str] = mapped_column(String(320))
+    email_normalized: Mapped[str] = mapped_column(String(320), unique=True)
+    is_org_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ApiKey(Timestamped, Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    prefix: Mapped[str] = mapped_column(String(16))
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    permissions: Mapped[list[str] | None] = mapped_column(JSONValue)
+    workspace_id: Mapped[str | None] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), index=True
+    )
+    expires_at: Mapped[datetime | None]
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+
+
+class Workspace(Timestamped, Base):
+    __tablename__ = "workspaces"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(Text)
+
+
+class WorkspaceMember(Timestamped, Base):
+    __tablename__ = "workspace_members"
+    __table_args__ = (UniqueConstraint("workspace_id", "user_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+
+
+class Project(Timestamped, Base):
+    __tablename__ = "projects"
+    __table_args__ = (UniqueConstraint("workspace_id", "key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    key: Mapped[str] = mapped_column(String(10))
+    description: Mapped[str | None] = mapped_column(Text)
+    last_item_number: Mapped[int] = mapped_column(Integer, default=0)
+    """The per-project key counter: raised in the transaction that creates an item."""
+
+
+class WorkItemType(Timestamped, Base):
+    __tablename__ = "work_item_types"
+    __table_args__ = (UniqueConstraint("workspace_id", "name"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(32))
+    description: Mapped[str | None] = mapped_column(Text)
+
+
+class Sprint(Timestamped, Base):
+    __tablename__ = "sprints"
+    __table_args__ = (
+        Index("ix_sprints_project_position", "project_id", "position"),
+        Index("ix_sprints_workspace_position", "workspace_id", "position"),
+        # At most one ACTIVE sprint per project, enforced by the database itself.
+        Index(
+            "uq_sprints_one_active_per_project",
+            "project_id",
+            unique=True,
+            sqlite_where=text("status = 'ACTIVE'"),
+            postgresql_where=text("status = 'ACTIVE'"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16), default="PLANNED")
+    goal: Mapped[str | None] = mapped_column(Text)
+    start_date: Mapped[datetime | None]
+    end_date: Mapped[datetime | None]
+    completed_at: Mapped[datetime | None]
+    position: Mapped[float] = mapped_column(Float)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class WorkItem(Timestamped, Base):
+    __tablename__ = "work_items"
+    __table_args__ = (
+        UniqueConstraint("project_id", "number"),
+        Index("ix_work_items_project_order", "project_id", "position", "created_at"),
+        Index("ix_work_items_workspace_order", "workspace_id", "position", "created_at"),
+        Index("ix_work_items_workspace_key", "workspace_id", "key"),
+        Index("ix_work_items_sprint", "sprint_id", "status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    sprint_id: Mapped[str | None] = mapped_column(ForeignKey("sprints.id", ondelete="SET NULL"))
+    number: Mapped[int] = mapped_column(Integer)
+    key: Mapped[str] = mapped_column(String(24))
+    title: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(32), default="TASK")
+    status: Mapped[str] = mapped_column(String(16))
+    priority: Mapped[str] = mapped_column(String(16), default="MEDIUM")
+    description: Mapped[str | None] = mapped_column(Text)
+    assignee_ids: Mapped[list[str]] = mapped_column(JSONValue, default=list)
+    labels: Mapped[list[str]] = mapped_column(JSONValue, default=list)
+    due_date: Mapped[date | None]
+    estimated_hours: Mapped[float | None] = mapped_column(Float)
+    story_points: Mapped[float | None] = mapped_column(Float)
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    position: Mapped[float] = mapped_column(Float)
+    comment_count: Mapped[int] = mapped_column(Integer, default=0)
+    logged_hours: Mapped[float] = mapped_column(Float, default=0.0)
+    created_by: Mapped[str | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), index=True
+    )
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class Comment(Timestamped, Base):
+    __tablename__ = "comments"
+    __table_args__ = (Index("ix_comments_item", "work_item_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    work_item_id: Mapped[str] = mapped_column(ForeignKey("work_items.id", ondelete="CASCADE"))
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    author_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    body: Mapped[str] = mapped_column(Text)
+
+
+class TimeLog(Timestamped, Base):
+    __tablename__ = "time_logs"
+    __table_args__ = (Index("ix_time_logs_item", "work_item_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    work_item_id: Mapped[str] = mapped_column(ForeignKey("work_items.id", ondelete="CASCADE"))
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    user_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    hours: Mapped[float] = mapped_column(Float)
+    day: Mapped[date]
+    note: Mapped[str | None] = mapped_column(Text)
+
+
+class Event(Base):
+    """The outbox: one row per change, written in the transaction that makes the change."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        Index("ix_events_workspace_seq", "workspace_id", "seq"),
+        Index("ix_events_subject", "subject_id", "seq"),
+    )
+
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    id: Mapped[str] = mapped_column(String(32), unique=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    type: Mapped[str] = mapped_column(String(32))
+    subject_id: Mapped[str] = mapped_column(String(32))
+    actor_id: Mapped[str | None] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONValue)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

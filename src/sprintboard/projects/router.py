@@ -1,0 +1,85 @@
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from starlette.responses import Response
+
+from sprintboard.access import Permission, access_project, access_workspace_id
+from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.projects import service
+from sprintboard.projects.schemas import ProjectCreate, ProjectRead, ProjectUpdate, project_json
+from sprintboard.responses import deleted, many, one
+from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+
+router = APIRouter(route_class=TransactionalRoute, tags=["projects"])
+
+WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
+ProjectId = Annotated[str, Path(alias="id", description="The project's `$id`.")]
+
+
+@router.get(
+    "/workspaces/{id}/projects",
+    response_model=Many[ProjectRead],
+    responses=error_responses(400, 404),
+)
+async def list_projects(
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    access_workspace_id(session, caller, workspace_id)
+    projects, total = service.list_projects(
+        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    )
+    return many([project_json(p) for p in projects], total)
+
+
+@router.post(
+    "/workspaces/{id}/projects",
+    status_code=201,
+    response_model=One[ProjectRead],
+    responses=error_responses(400, 403, 404, 409),
+)
+async def create_project(
+    workspace_id: WorkspaceId, body: ProjectCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.PROJECT_MANAGE)
+    project = service.create_project(
+        session,
+        workspace_id=workspace_id,
+        name=body.name,
+        key=body.key,
+        description=body.description,
+    )
+    return one(project_json(project), status=201)
+
+
+@router.get("/projects/{id}", response_model=One[ProjectRead], responses=error_responses(404))
+async def get_project(project_id: ProjectId, session: SessionDep, caller: CallerDep) -> Response:
+    project, _ = access_project(session, caller, project_id)
+    return one(project_json(project))
+
+
+@router.patch(
+    "/projects/{id}",
+    response_model=One[ProjectRead],
+    responses=error_responses(400, 403, 404),
+)
+async def update_project(
+    project_id: ProjectId, body: ProjectUpdate, session: SessionDep, caller: CallerDep
+) -> Response:
+    project, access = access_project(session, caller, project_id)
+    access.require(Permission.PROJECT_MANAGE)
+    service.update_project(
+        project, name=body.name, description=body.description, fields=body.model_fields_set
+    )
+    return one(project_json(project))
+
+
+@router.delete(
+    "/projects/{id}", response_model=One[DeletedRecord], responses=error_responses(403, 404)
+)
+async def delete_project(project_id: ProjectId, session: SessionDep, caller: CallerDep) -> Response:
+    """Deletes the project with its sprints and work items."""
+    project, access = access_project(session, caller, project_id)
+    access.require(Permission.PROJECT_MANAGE)
+    service.delete_project(session, project)
+    return deleted(project.id)

@@ -1,0 +1,124 @@
+"""Building blocks shared by every domain's schemas: strict request models, dates, envelopes."""
+
+from datetime import UTC, date, datetime, time
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+T = TypeVar("T")
+
+
+class RequestModel(BaseModel):
+    """A request body: strict types, trimmed strings, unknown fields rejected."""
+
+    model_config = ConfigDict(
+        extra="forbid", str_strip_whitespace=True, strict=True, populate_by_name=True
+    )
+
+    def sent(self, field: str) -> bool:
+        """Whether the client sent this field (a PATCH distinguishes absent from null)."""
+        return field in self.model_fields_set
+
+
+def _parse_date(value: Any) -> Any:
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("invalid_type", "Expected a date string (YYYY-MM-DD).")
+    try:
+        if len(value) != 10:
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError("invalid_format", "Expected a date (YYYY-MM-DD).") from None
+
+
+def _parse_datetime(value: Any) -> Any:
+    """A date-time with offset (UTC if none), or a date meaning 00:00:00Z of that day."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("invalid_type", "Expected an ISO 8601 date or date-time string.")
+    try:
+        if len(value) == 10:
+            return datetime.combine(date.fromisoformat(value), time(), UTC)
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError(
+            "invalid_format", "Expected an ISO 8601 date (YYYY-MM-DD) or date-time."
+        ) from None
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    parsed = parsed.astimezone(UTC)
+    return parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
+
+
+DateIn = Annotated[
+    date,
+    BeforeValidator(_parse_date),
+    WithJsonSchema({"type": "string", "format": "date"}),
+]
+DateTimeIn = Annotated[
+    datetime,
+    BeforeValidator(_parse_datetime),
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
+    ),
+]
+Name = Annotated[str, Field(min_length=1, max_length=255)]
+LongText = Annotated[str, Field(max_length=65_536)]
+
+
+class One(BaseModel, Generic[T]):
+    """`{"data": record}`"""
+
+    data: T
+
+
+class Page(BaseModel, Generic[T]):
+    documents: list[T]
+    total: int = Field(description="Every match, not just this page.")
+
+
+class Many(BaseModel, Generic[T]):
+    """`{"data": {"documents": [...], "total": N}}`"""
+
+    data: Page[T]
+
+
+class DeletedRecord(BaseModel):
+    id: str = Field(alias="$id")
+    deleted: bool
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Timestamps(BaseModel):
+    created_at: str = Field(alias="$createdAt", json_schema_extra={"format": "date-time"})
+    updated_at: str = Field(alias="$updatedAt", json_schema_extra={"format": "date-time"})
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the error responses an operation can give."""
+    descriptions = {
+        400: "Invalid request (see `details.field` and `details.reason`)",
+        401: "Missing or invalid API key",
+        403: "The caller lacks the permission named in `details.permission`",
+        404: "Not found, or not in one of the caller's workspaces",
+        409: "A state rule blocks the change (see `details.reason`)",
+        412: "`If-Match` does not match the current `ETag`",
+        413: "Body or batch too large",
+        415: "Body is not `application/json`",
+        429: "Rate limit exceeded",
+    }
+    return {
+        status: {"model": ErrorBody, "description": descriptions[status]} for status in statuses
+    }

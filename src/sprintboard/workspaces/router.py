@@ -1,0 +1,191 @@
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from starlette.responses import Response
+
+from sprintboard.access import Permission, access_workspace, access_workspace_id
+from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.responses import deleted, many, one
+from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+from sprintboard.workspaces import service
+from sprintboard.workspaces.schemas import (
+    MemberCreate,
+    MemberRead,
+    MemberUpdate,
+    WorkItemTypeCreate,
+    WorkItemTypeRead,
+    WorkspaceCreate,
+    WorkspaceRead,
+    WorkspaceUpdate,
+    member_json,
+    work_item_type_json,
+    workspace_json,
+)
+
+router = APIRouter(route_class=TransactionalRoute, tags=["workspaces"])
+
+WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
+UserId = Annotated[str, Path(alias="userId")]
+
+
+@router.get("/workspaces", response_model=Many[WorkspaceRead], responses=error_responses(400))
+async def list_workspaces(session: SessionDep, caller: CallerDep, page: PageDep) -> Response:
+    """The caller's workspaces."""
+    workspaces, total = service.list_workspaces(
+        session, caller=caller, limit=page.limit, offset=page.offset
+    )
+    return many([workspace_json(w) for w in workspaces], total)
+
+
+@router.post(
+    "/workspaces",
+    status_code=201,
+    response_model=One[WorkspaceRead],
+    responses=error_responses(400),
+)
+async def create_workspace(
+    body: WorkspaceCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    """Creates a workspace; the caller becomes its ADMIN."""
+    workspace = service.create_workspace(
+        session, caller=caller, name=body.name, description=body.description
+    )
+    return one(workspace_json(workspace), status=201)
+
+
+@router.get("/workspaces/{id}", response_model=One[WorkspaceRead], responses=error_responses(404))
+async def get_workspace(
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep
+) -> Response:
+    workspace, _ = access_workspace(session, caller, workspace_id)
+    return one(workspace_json(workspace))
+
+
+@router.patch(
+    "/workspaces/{id}",
+    response_model=One[WorkspaceRead],
+    responses=error_responses(400, 403, 404),
+)
+async def update_workspace(
+    workspace_id: WorkspaceId, body: WorkspaceUpdate, session: SessionDep, caller: CallerDep
+) -> Response:
+    workspace, access = access_workspace(session, caller, workspace_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    service.update_workspace(
+        workspace, name=body.name, description=body.description, fields=body.model_fields_set
+    )
+    return one(workspace_json(workspace))
+
+
+@router.delete(
+    "/workspaces/{id}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404),
+)
+async def delete_workspace(
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep
+) -> Response:
+    """Deletes the workspace and everything in it."""
+    workspace, access = access_workspace(session, caller, workspace_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    service.delete_workspace(session, workspace)
+    return deleted(workspace.id)
+
+
+@router.get(
+    "/workspaces/{id}/members",
+    response_model=Many[MemberRead],
+    responses=error_responses(400, 404),
+)
+async def list_members(
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    access_workspace_id(session, caller, workspace_id)
+    rows, total = service.list_members(
+        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    )
+    return many([member_json(m, u) for m, u in rows], total)
+
+
+@router.post(
+    "/workspaces/{id}/members",
+    status_code=201,
+    response_model=One[MemberRead],
+    responses=error_responses(400, 403, 404, 409),
+)
+async def add_member(
+    workspace_id: WorkspaceId, body: MemberCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    member, user = service.add_member(
+        session, workspace_id=workspace_id, user_id=body.user_id, role=body.role
+    )
+    return one(member_json(member, user), status=201)
+
+
+@router.patch(
+    "/workspaces/{id}/members/{userId}",
+    response_model=One[MemberRead],
+    responses=error_responses(400, 403, 404, 409),
+)
+async def change_member_role(
+    workspace_id: WorkspaceId,
+    user_id: UserId,
+    body: MemberUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+) -> Response:
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    member, user = service.change_member_role(
+        session, workspace_id=workspace_id, user_id=user_id, role=body.role
+    )
+    return one(member_json(member, user))
+
+
+@router.delete(
+    "/workspaces/{id}/members/{userId}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404, 409),
+)
+async def remove_member(
+    workspace_id: WorkspaceId, user_id: UserId, session: SessionDep, caller: CallerDep
+) -> Response:
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    member = service.remove_member(session, workspace_id=workspace_id, user_id=user_id)
+    return deleted(member.id)
+
+
+@router.get(
+    "/workspaces/{id}/work-item-types",
+    response_model=Many[WorkItemTypeRead],
+    responses=error_responses(400, 404),
+)
+async def list_work_item_types(
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    """The workspace's custom types (TASK, BUG, STORY and EPIC always exist besides)."""
+    access_workspace_id(session, caller, workspace_id)
+    types, total = service.list_work_item_types(
+        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    )
+    return many([work_item_type_json(t) for t in types], total)
+
+
+@router.post(
+    "/workspaces/{id}/work-item-types",
+    status_code=201,
+    response_model=One[WorkItemTypeRead],
+    responses=error_responses(400, 403, 404, 409),
+)
+async def create_work_item_type(
+    workspace_id: WorkspaceId, body: WorkItemTypeCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.PROJECT_MANAGE)
+    item_type = service.create_work_item_type(
+        session, access=access, name=body.name, description=body.description
+    )
+    return one(work_item_type_json(item_type), status=201)

@@ -1,0 +1,183 @@
+"""Workspaces, their members and their custom work item types."""
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from sprintboard.access import Caller, Role, WorkspaceAccess, visible_workspace_ids
+from sprintboard.errors import Conflict, InvalidRequest, NotFound
+from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, utcnow
+
+BUILTIN_TYPES = ("TASK", "BUG", "STORY", "EPIC")
+
+
+def create_workspace(
+    session: Session, *, caller: Caller, name: str, description: str | None
+) -> Workspace:
+    """A new workspace, with the caller as its ADMIN."""
+    workspace = Workspace(name=name, description=description)
+    session.add(workspace)
+    session.flush()
+    session.add(WorkspaceMember(workspace_id=workspace.id, user_id=caller.user_id, role=Role.ADMIN))
+    return workspace
+
+
+def list_workspaces(
+    session: Session, *, caller: Caller, limit: int, offset: int
+) -> tuple[Sequence[Workspace], int]:
+    visible = Workspace.id.in_(visible_workspace_ids(caller))
+    workspaces = session.scalars(
+        select(Workspace)
+        .where(visible)
+        .order_by(Workspace.created_at, Workspace.id)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).select_from(Workspace).where(visible)) or 0
+    return workspaces, total
+
+
+def update_workspace(
+    workspace: Workspace, *, name: str | None, description: str | None, fields: set[str]
+) -> Workspace:
+    changed = False
+    if "name" in fields and name != workspace.name:
+        workspace.name, changed = name or workspace.name, True
+    if "description" in fields and description != workspace.description:
+        workspace.description, changed = description, True
+    if changed:
+        workspace.updated_at = utcnow()
+    return workspace
+
+
+def delete_workspace(session: Session, workspace: Workspace) -> None:
+    """Deletes the workspace and, through foreign keys, everything in it."""
+    session.delete(workspace)
+
+
+def list_members(
+    session: Session, *, workspace_id: str, limit: int, offset: int
+) -> tuple[Sequence[tuple[WorkspaceMember, User]], int]:
+    rows = session.execute(
+        select(WorkspaceMember, User)
+        .join(User, User.id == WorkspaceMember.user_id)
+        .where(WorkspaceMember.workspace_id == workspace_id)
+        .order_by(WorkspaceMember.created_at, WorkspaceMember.id)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = (
+        session.scalar(select(func.count()).where(WorkspaceMember.workspace_id == workspace_id))
+        or 0
+    )
+    return [(member, user) for member, user in rows], total
+
+
+def add_member(
+    session: Session, *, workspace_id: str, user_id: str, role: Role
+) -> tuple[WorkspaceMember, User]:
+    user = session.get(User, user_id)
+    if user is None:
+        raise InvalidRequest("userId", "not_found", "userId: no such user.")
+    if _find_member(session, workspace_id, user_id) is not None:
+        raise Conflict("duplicate_member", "This user is already a member of the workspace.")
+    member = WorkspaceMember(workspace_id=workspace_id, user_id=user_id, role=role)
+    session.add(member)
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:
+        raise Conflict("duplicate_member", "This user is already a member.") from None
+    return member, user
+
+
+def change_member_role(
+    session: Session, *, workspace_id: str, user_id: str, role: Role
+) -> tuple[WorkspaceMember, User]:
+    member, user = _get_member(session, workspace_id, user_id)
+    if member.role == Role.ADMIN and role != Role.ADMIN:
+        _ensure_another_admin(session, workspace_id)
+    if member.role != role:
+        member.role = role
+        member.updated_at = utcnow()
+    return member, user
+
+
+def remove_member(session: Session, *, workspace_id: str, user_id: str) -> WorkspaceMember:
+    member, _ = _get_member(session, workspace_id, user_id)
+    if member.role == Role.ADMIN:
+        _ensure_another_admin(session, workspace_id)
+    session.execute(delete(WorkspaceMember).where(WorkspaceMember.id == member.id))
+    return member
+
+
+def _find_member(session: Session, workspace_id: str, user_id: str) -> WorkspaceMember | None:
+    return session.scalar(
+        select(WorkspaceMember).where(
+            WorkspaceMember.workspace_id == workspace_id, WorkspaceMember.user_id == user_id
+        )
+    )
+
+
+def _get_member(session: Session, workspace_id: str, user_id: str) -> tuple[WorkspaceMember, User]:
+    row = session.execute(
+        select(WorkspaceMember, User)
+        .join(User, User.id == WorkspaceMember.user_id)
+        .where(WorkspaceMember.workspace_id == workspace_id, WorkspaceMember.user_id == user_id)
+        .with_for_update(of=WorkspaceMember)
+    ).first()
+    if row is None:
+        raise NotFound("Member")
+    return row[0], row[1]
+
+
+def _ensure_another_admin(session: Session, workspace_id: str) -> None:
+    admins = session.scalar(
+        select(func.count()).where(
+            WorkspaceMember.workspace_id == workspace_id, WorkspaceMember.role == Role.ADMIN
+        )
+    )
+    if (admins or 0) <= 1:
+        raise Conflict("last_admin", "A workspace must keep at least one ADMIN.")
+
+
+def list_work_item_types(
+    session: Session, *, workspace_id: str, limit: int, offset: int
+) -> tuple[Sequence[WorkItemType], int]:
+    types = session.scalars(
+        select(WorkItemType)
+        .where(WorkItemType.workspace_id == workspace_id)
+        .order_by(WorkItemType.name)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).where(WorkItemType.workspace_id == workspace_id))
+    return types, total or 0
+
+
+def create_work_item_type(
+    session: Session, *, access: WorkspaceAccess, name: str, description: str | None
+) -> WorkItemType:
+    if name in BUILTIN_TYPES or session.scalar(
+        select(WorkItemType.id).where(
+            WorkItemType.workspace_id == access.workspace_id, WorkItemType.name == name
+        )
+    ):
+        raise Conflict("duplicate_type", f"The work item type {name} exists already.")
+    item_type = WorkItemType(workspace_id=access.workspace_id, name=name, description=description)
+    session.add(item_type)
+    session.flush()
+    return item_type
+
+
+def is_known_type(session: Session, *, workspace_id: str, name: str) -> bool:
+    return name in BUILTIN_TYPES or (
+        session.scalar(
+            select(WorkItemType.id).where(
+                WorkItemType.workspace_id == workspace_id, WorkItemType.name == name
+            )
+        )
+        is not None
+    )
