@@ -256,3 +256,79 @@ class Event(Base):
     actor_id: Mapped[str | None] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONValue)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Notification(Timestamped, Base):
+    """A user's in-app inbox entry about a change to a work item."""
+
+    __tablename__ = "notifications"
+    __table_args__ = (Index("ix_notifications_user_read", "user_id", "read", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    event_id: Mapped[str] = mapped_column(String(32))
+    type: Mapped[str] = mapped_column(String(32))
+    work_item_id: Mapped[str] = mapped_column(String(32))
+    work_item_key: Mapped[str] = mapped_column(String(24))
+    work_item_title: Mapped[str] = mapped_column(String(255))
+    actor_id: Mapped[str | None] = mapped_column(String(32))
+    changes: Mapped[dict[str, Any]] = mapped_column(JSONValue)
+    read: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Webhook(Timestamped, Base):
+    __tablename__ = "webhooks"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), index=True
+    )
+    url: Mapped[str] = mapped_column(String(2048))
+    events: Mapped[list[str]] = mapped_column(JSONValue)
+    secret: Mapped[str] = mapped_column(String(128))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    disabled_reason: Mapped[str | None] = mapped_column(Text)
+    failing_since: Mapped[datetime | None]
+    created_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+
+
+class WebhookDelivery(Timestamped, Base):
+    """One event for one webhook; its `id` is the `webhook-id`, stable across retries."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        UniqueConstraint("webhook_id", "event_seq"),
+        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_subject", "webhook_id", "subject_id", "event_seq"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
+    event_seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
+    event_id: Mapped[str] = mapped_column(String(32))
+    event_type: Mapped[str] = mapped_column(String(32))
+    subject_id: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), default="PENDING")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None]
+    last_attempt_at: Mapped[datetime | None]
+    response_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    delivered_at: Mapped[datetime | None]
+
+
+class IdempotentRequest(Base):
+    """A POST made with an `Idempotency-Key`, and the response it got (kept 24 hours)."""
+
+    __tablename__ = "idempotent_requests"
+    __table_args__ = (UniqueConstraint("api_key_id", "idempotency_key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    api_key_id: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    response_body: Mapped[bytes | None]
+    response_headers: Mapped[dict[str, Any] | None] = mapped_column(JSONValue)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
