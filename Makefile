@@ -30,6 +30,12 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy src
 
+bench: setup
+	$(BIN)/python -m bench $(if $(QUICK),--quick)
+
+fuzz: setup
+	$(BIN)/pytest -p no:xdist tests/fuzz --fuzz-examples=$(or $(EXAMPLES),500)
+
 format: setup
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .

@@ -30,3 +30,12 @@ def record(
     )
     session.add(event)
     return event
+
+
+def record_many(session: Session, events: list[dict[str, Any]]) -> None:
+    """Write several events at once (bulk updates, the moves of a sprint completion).
+
+    Each dict has the keyword arguments of `record`.
+    """
+    for fields in events:
+        record(session, **fields)
