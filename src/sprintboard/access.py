@@ -13,12 +13,14 @@ from typing import Any, TypeVar
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from sprintboard.errors import Conflict, Forbidden, NotFound
+from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from sprintboard.models import (
     Base,
     Comment,
+    Notification,
     Project,
     Sprint,
+    Webhook,
     WorkItem,
     Workspace,
     WorkspaceMember,
@@ -185,3 +187,50 @@ def visible_workspace_ids(caller: Caller) -> Select[str]:
     if caller.key_workspace_id is not None:
         query = query.where(WorkspaceMember.workspace_id == caller.key_workspace_id)
     return query
+
+
+def access_work_items(
+    session: Session, caller: Caller, ids: list[str]
+) -> tuple[dict[str, WorkItem], WorkspaceAccess]:
+    """Several work items by `$id`, all in one workspace (a bulk update's rule).
+
+    Any item the caller cannot see makes the whole request "not found"; visible items in
+    more than one workspace are a 400 `mixed_workspaces`.
+    """
+    query = _membership_join(
+        select(WorkItem, WorkspaceMember.role), caller, WorkItem.workspace_id
+    ).where(WorkItem.id.in_(ids))
+    rows = session.execute(query).all()
+    items = {item.id: item for item, _ in rows}
+    if len(items) != len(set(ids)):
+        raise NotFound("Work item")
+    workspaces = {item.workspace_id: role for item, role in rows}
+    if len(workspaces) > 1:
+        raise InvalidRequest(
+            "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
+        )
+    ((workspace_id, role),) = workspaces.items()
+    return items, WorkspaceAccess(caller, workspace_id, Role(role))
+
+
+def access_webhook(
+    session: Session, caller: Caller, webhook_id: str
+) -> tuple[Webhook, WorkspaceAccess]:
+    return _access_one(session, caller, Webhook, "Webhook", Webhook.id == webhook_id)
+
+
+def own_notifications(caller: Caller) -> Any:
+    """The criterion for the caller's inbox: their notifications, in workspaces they still see."""
+    return (Notification.user_id == caller.user_id) & Notification.workspace_id.in_(
+        visible_workspace_ids(caller)
+    )
+
+
+def access_notification(session: Session, caller: Caller, notification_id: str) -> Notification:
+    """One of the caller's own notifications; anyone else's is "not found"."""
+    notification = session.scalar(
+        select(Notification).where(Notification.id == notification_id, own_notifications(caller))
+    )
+    if notification is None:
+        raise NotFound("Notification")
+    return notification

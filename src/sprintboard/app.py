@@ -17,10 +17,16 @@ from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.identity.router import router as identity_router
 from sprintboard.projects.router import router as projects_router
 from sprintboard.responses import JSONResponse
+from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
 
 API_PREFIX = "/api/v1"
-DOMAIN_ROUTERS: list[APIRouter] = [identity_router, workspaces_router, projects_router]
+DOMAIN_ROUTERS: list[APIRouter] = [
+    identity_router,
+    workspaces_router,
+    projects_router,
+    workitems_router,
+]
 
 logger = logging.getLogger("sprintboard.http")
 

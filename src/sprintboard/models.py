@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    event,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -74,6 +75,18 @@ class Base(DeclarativeBase):
         dict[str, Any]: JSONValue,
         date: Date,
     }
+
+
+@event.listens_for(Base, "init", propagate=True)
+def _apply_defaults(target: Base, _args: Any, kwargs: dict[str, Any]) -> None:
+    """Fill column defaults when a record is built, not when it is flushed, so that a new
+    record can be serialized (its `$id`, timestamps, counters) before the commit.
+    """
+    for column in target.__table__.columns:
+        default = column.default
+        if column.key in kwargs or default is None or not hasattr(default, "arg"):
+            continue
+        kwargs[column.key] = default.arg(None) if callable(default.arg) else default.arg
 
 
 class Timestamped:

@@ -1,0 +1,272 @@
+from datetime import date
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Path, Query, Request
+from starlette.responses import Response
+
+from sprintboard.access import (
+    Permission,
+    access_comment,
+    access_work_item,
+    access_work_items,
+    access_workspace_id,
+)
+from sprintboard.concurrency import IfMatch, check_if_match, etag
+from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.errors import InvalidRequest, PayloadTooLarge
+from sprintboard.responses import deleted, many, one
+from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+from sprintboard.workitems import service
+from sprintboard.workitems.schemas import (
+    BulkUpdate,
+    CommentCreate,
+    CommentRead,
+    TaskCreate,
+    TaskDetail,
+    TaskRead,
+    TaskUpdate,
+    TimeLogCreate,
+    TimeLogRead,
+)
+
+router = APIRouter(route_class=TransactionalRoute, tags=["work items"])
+
+TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
+MAX_BULK = 500
+
+STATUSES = ("BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE")
+PRIORITIES = ("LOW", "MEDIUM", "HIGH", "URGENT")
+
+
+def _csv(name: str, value: str | None, allowed: tuple[str, ...] | None = None) -> list[str]:
+    values = [v.strip() for v in (value or "").split(",") if v.strip()]
+    if allowed is not None and (bad := [v for v in values if v not in allowed]):
+        raise InvalidRequest(name, "invalid_value", f"{name}: unknown value(s) {bad}.")
+    return values
+
+
+def _detail(session: SessionDep, item: Any, *, status: int = 200) -> Response:
+    return one(
+        service.detail_json(session, item),
+        status=status,
+        headers={"ETag": etag(item.id, item.version)},
+    )
+
+
+@router.get(
+    "/tasks",
+    response_model=Many[TaskRead],
+    responses=error_responses(400, 404),
+    summary="List work items",
+)
+async def list_tasks(
+    session: SessionDep,
+    caller: CallerDep,
+    page: PageDep,
+    workspace_id: Annotated[str, Query(alias="workspaceId", min_length=1)],
+    project_id: Annotated[str | None, Query(alias="projectId")] = None,
+    sprint_id: Annotated[
+        str | None, Query(alias="sprintId", description="A sprint's `$id`, or `none`: backlog.")
+    ] = None,
+    status: Annotated[str | None, Query(description="Comma-separated statuses.")] = None,
+    priority: Annotated[str | None, Query(description="Comma-separated priorities.")] = None,
+    type: Annotated[str | None, Query(description="Comma-separated types.")] = None,
+    assignee_id: Annotated[str | None, Query(alias="assigneeId")] = None,
+    labels: Annotated[
+        str | None, Query(description="Comma-separated; an item must carry all of them.")
+    ] = None,
+    due_date: Annotated[date | None, Query(alias="dueDate", description="YYYY-MM-DD")] = None,
+    due_before: Annotated[date | None, Query(alias="dueBefore")] = None,
+    due_after: Annotated[date | None, Query(alias="dueAfter")] = None,
+    flagged: bool | None = None,
+    search: Annotated[
+        str | None, Query(max_length=255, description="Case-insensitive, in title and key.")
+    ] = None,
+) -> Response:
+    """Ordered by `position`, then `$createdAt`; each item embeds `project` and `assignees`."""
+    access_workspace_id(session, caller, workspace_id)
+    filters = service.TaskFilters(
+        project_id=project_id,
+        sprint_id=sprint_id,
+        statuses=_csv("status", status, STATUSES),
+        priorities=_csv("priority", priority, PRIORITIES),
+        types=_csv("type", type),
+        assignee_id=assignee_id,
+        labels=_csv("labels", labels),
+        due_date=due_date,
+        due_before=due_before,
+        due_after=due_after,
+        flagged=flagged,
+        search=search or None,
+    )
+    items, total = service.list_work_items(
+        session, workspace_id=workspace_id, filters=filters, limit=page.limit, offset=page.offset
+    )
+    embeds = service.load_embeds(session, items)
+    return many([embeds.item(item) for item in items], total)
+
+
+@router.post(
+    "/tasks",
+    status_code=201,
+    response_model=One[TaskDetail],
+    responses=error_responses(400, 403, 404),
+    summary="Create a work item",
+)
+async def create_task(body: TaskCreate, session: SessionDep, caller: CallerDep) -> Response:
+    """`name` (or `title`) becomes the `title`; the key is `<project key>-<n>`."""
+    access = access_workspace_id(session, caller, body.workspace_id)
+    access.require(Permission.WORK_ITEM_WRITE)
+    item = service.create_work_item(session, access=access, data=body)
+    return _detail(session, item, status=201)
+
+
+async def _limit_bulk_size(request: Request) -> None:
+    """A bulk request over the limit is 413 before anything else is checked."""
+    try:
+        body = orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        return
+    entries = body.get("tasks") if isinstance(body, dict) else None
+    if isinstance(entries, list) and len(entries) > MAX_BULK:
+        raise PayloadTooLarge(
+            f"A bulk update takes at most {MAX_BULK} work items.", {"limit": MAX_BULK}
+        )
+
+
+@router.post(
+    "/tasks/bulk-update",
+    response_model=Many[TaskRead],
+    responses=error_responses(400, 403, 404, 413),
+    dependencies=[Depends(_limit_bulk_size)],
+    summary="Update several work items at once (Kanban moves)",
+)
+async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: CallerDep) -> Response:
+    """All entries must be work items of one workspace; applied all or nothing."""
+    ids = [entry.id for entry in body.tasks]
+    if len(set(ids)) != len(ids):
+        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
+    items, access = access_work_items(session, caller, ids)
+    access.require(Permission.WORK_ITEM_WRITE)
+    updated = service.bulk_update(session, access=access, items=items, entries=body.tasks)
+    embeds = service.load_embeds(session, updated)
+    return many([embeds.item(item) for item in updated], len(updated))
+
+
+@router.get(
+    "/tasks/{taskId}",
+    response_model=One[TaskDetail],
+    responses=error_responses(404),
+    summary="Get a work item by `$id` or key",
+)
+async def get_task(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Response:
+    item, _ = access_work_item(session, caller, ref)
+    return _detail(session, item)
+
+
+@router.patch(
+    "/tasks/{taskId}",
+    response_model=One[TaskDetail],
+    responses=error_responses(400, 403, 404, 412),
+    summary="Update a work item",
+)
+async def update_task(
+    ref: TaskRef, body: TaskUpdate, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+) -> Response:
+    """Partial update; `null` clears an optional field. Notifies assignees and admins."""
+    item, access = access_work_item(session, caller, ref)
+    access.require(Permission.WORK_ITEM_WRITE)
+    check_if_match(if_match, item.id, item.version)
+    service.update_work_item(session, access=access, item=item, data=body)
+    return _detail(session, item)
+
+
+@router.delete(
+    "/tasks/{taskId}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404, 412),
+    summary="Delete a work item with its comments and time logs",
+)
+async def delete_task(
+    ref: TaskRef, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+) -> Response:
+    item, access = access_work_item(session, caller, ref)
+    access.require(Permission.WORK_ITEM_WRITE)
+    check_if_match(if_match, item.id, item.version)
+    service.delete_work_item(session, access=access, item=item)
+    return deleted(item.id)
+
+
+@router.get(
+    "/tasks/{taskId}/comments",
+    response_model=Many[CommentRead],
+    responses=error_responses(400, 404),
+)
+async def list_comments(
+    ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    item, _ = access_work_item(session, caller, ref)
+    comments, total = service.list_comments(
+        session, item=item, limit=page.limit, offset=page.offset
+    )
+    return many([service.comment_json(c) for c in comments], total)
+
+
+@router.post(
+    "/tasks/{taskId}/comments",
+    status_code=201,
+    response_model=One[CommentRead],
+    responses=error_responses(400, 403, 404),
+)
+async def add_comment(
+    ref: TaskRef, body: CommentCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    item, access = access_work_item(session, caller, ref)
+    access.require(Permission.WORK_ITEM_WRITE)
+    comment = service.add_comment(session, access=access, item=item, body=body.body)
+    return one(service.comment_json(comment), status=201)
+
+
+@router.delete(
+    "/comments/{commentId}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404),
+)
+async def delete_comment(
+    comment_id: Annotated[str, Path(alias="commentId")], session: SessionDep, caller: CallerDep
+) -> Response:
+    comment, access = access_comment(session, caller, comment_id)
+    access.require(Permission.WORK_ITEM_WRITE)
+    service.delete_comment(session, comment=comment)
+    return deleted(comment.id)
+
+
+@router.get(
+    "/tasks/{taskId}/time-logs",
+    response_model=Many[TimeLogRead],
+    responses=error_responses(400, 404),
+)
+async def list_time_logs(
+    ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    item, _ = access_work_item(session, caller, ref)
+    logs, total = service.list_time_logs(session, item=item, limit=page.limit, offset=page.offset)
+    return many([service.time_log_json(t) for t in logs], total)
+
+
+@router.post(
+    "/tasks/{taskId}/time-logs",
+    status_code=201,
+    response_model=One[TimeLogRead],
+    responses=error_responses(400, 403, 404),
+)
+async def add_time_log(
+    ref: TaskRef, body: TimeLogCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    item, access = access_work_item(session, caller, ref)
+    access.require(Permission.WORK_ITEM_WRITE)
+    log = service.add_time_log(
+        session, access=access, item=item, hours=body.hours, day=body.date, note=body.note
+    )
+    return one(service.time_log_json(log), status=201)

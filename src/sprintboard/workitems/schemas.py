@@ -1,0 +1,148 @@
+from datetime import date
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from sprintboard.schemas import DateIn, LongText, Name, RequestModel, Timestamps
+
+Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
+Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
+TypeName = Annotated[
+    str,
+    Field(
+        pattern=r"^[A-Z][A-Z0-9_]{0,31}$",
+        max_length=32,
+        description="TASK, BUG, STORY, EPIC or a custom type of the workspace.",
+    ),
+]
+Label = Annotated[str, Field(min_length=1, max_length=64)]
+Labels = Annotated[list[Label], Field(max_length=50)]
+AssigneeIds = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=50)
+]
+Amount = Annotated[float, Field(ge=0, le=100_000)]
+Position = Annotated[float, Field(ge=-1e15, le=1e15)]
+Ref = Annotated[str, Field(min_length=1, max_length=64)]
+
+# Fields that PATCH and create share. In an update model, a field defaulting to None that is
+# not `| None` refuses an explicit null (defaults are not validated): absent means unchanged.
+
+
+class TaskCreate(RequestModel):
+    name: Name | None = Field(None, description="The title (`title` is accepted too).")
+    title: Name | None = None
+    workspace_id: Ref = Field(alias="workspaceId")
+    project_id: Ref = Field(alias="projectId")
+    type: TypeName = "TASK"
+    status: Status | None = Field(
+        None, description="Defaults to TODO in a sprint, BACKLOG otherwise."
+    )
+    priority: Priority = "MEDIUM"
+    description: LongText | None = None
+    assignee_ids: AssigneeIds = Field(default_factory=list, alias="assigneeIds")
+    labels: Labels = Field(default_factory=list)
+    due_date: DateIn | None = Field(None, alias="dueDate")
+    estimated_hours: Amount | None = Field(None, alias="estimatedHours")
+    story_points: Amount | None = Field(None, alias="storyPoints")
+    flagged: bool = False
+    sprint_id: Ref | None = Field(
+        None,
+        alias="sprintId",
+        description="A sprint of the project; null for the backlog; absent: the active sprint.",
+    )
+    position: Position | None = Field(None, description="Defaults to the end of the project.")
+
+
+class TaskUpdate(RequestModel):
+    name: Name = None  # type: ignore[assignment]
+    title: Name = None  # type: ignore[assignment]
+    type: TypeName = None  # type: ignore[assignment]
+    status: Status = None  # type: ignore[assignment]
+    priority: Priority = None  # type: ignore[assignment]
+    description: LongText | None = None
+    assignee_ids: AssigneeIds | None = Field(None, alias="assigneeIds")
+    labels: Labels | None = None
+    due_date: DateIn | None = Field(None, alias="dueDate")
+    estimated_hours: Amount | None = Field(None, alias="estimatedHours")
+    story_points: Amount | None = Field(None, alias="storyPoints")
+    flagged: bool = None  # type: ignore[assignment]
+    sprint_id: Ref | None = Field(None, alias="sprintId")
+    position: Position = None  # type: ignore[assignment]
+
+
+class BulkEntry(RequestModel):
+    id: Ref = Field(alias="$id")
+    status: Status = None  # type: ignore[assignment]
+    position: Position = None  # type: ignore[assignment]
+    sprint_id: Ref | None = Field(None, alias="sprintId")
+
+
+class BulkUpdate(RequestModel):
+    tasks: Annotated[list[BulkEntry], Field(min_length=1, description="1 to 500 entries.")]
+
+
+class CommentCreate(RequestModel):
+    body: Annotated[str, Field(min_length=1, max_length=65_536)]
+
+
+class TimeLogCreate(RequestModel):
+    hours: Annotated[float, Field(gt=0, le=1_000)]
+    date: DateIn | None = Field(None, description="The day worked; defaults to today (UTC).")
+    note: Annotated[str, Field(max_length=4_000)] | None = None
+
+
+class ProjectSummary(BaseModel):
+    id: str = Field(alias="$id")
+    name: str
+    key: str
+
+
+class UserSummary(BaseModel):
+    id: str = Field(alias="$id")
+    name: str
+    email: str
+
+
+class CommentRead(Timestamps):
+    id: str = Field(alias="$id")
+    work_item_id: str = Field(alias="workItemId")
+    author_id: str | None = Field(alias="authorId")
+    body: str
+
+
+class TimeLogRead(Timestamps):
+    id: str = Field(alias="$id")
+    work_item_id: str = Field(alias="workItemId")
+    user_id: str | None = Field(alias="userId")
+    hours: float
+    date: date
+    note: str | None
+
+
+class TaskRead(Timestamps):
+    id: str = Field(alias="$id")
+    key: str
+    title: str
+    type: str
+    status: Status
+    priority: Priority
+    description: str | None
+    assignee_ids: list[str] = Field(alias="assigneeIds")
+    labels: list[str]
+    due_date: date | None = Field(alias="dueDate")
+    estimated_hours: float | None = Field(alias="estimatedHours")
+    story_points: float | None = Field(alias="storyPoints")
+    flagged: bool
+    sprint_id: str | None = Field(alias="sprintId")
+    project_id: str = Field(alias="projectId")
+    workspace_id: str = Field(alias="workspaceId")
+    position: float
+    comment_count: int = Field(alias="commentCount")
+    logged_hours: float = Field(alias="loggedHours")
+    project: ProjectSummary
+    assignees: list[UserSummary]
+
+
+class TaskDetail(TaskRead):
+    comments: list[CommentRead]
+    time_logs: list[TimeLogRead] = Field(alias="timeLogs")
