@@ -234,3 +234,21 @@ def access_notification(session: Session, caller: Caller, notification_id: str) 
     if notification is None:
         raise NotFound("Notification")
     return notification
+
+
+def access_sprints(
+    session: Session, caller: Caller, ids: list[str]
+) -> tuple[dict[str, Sprint], WorkspaceAccess]:
+    """Several sprints by `$id`, all in one workspace; any the caller cannot see is 404."""
+    query = _membership_join(
+        select(Sprint, WorkspaceMember.role), caller, Sprint.workspace_id
+    ).where(Sprint.id.in_(ids))
+    rows = session.execute(query).all()
+    sprints = {sprint.id: sprint for sprint, _ in rows}
+    if len(sprints) != len(set(ids)):
+        raise NotFound("Sprint")
+    workspaces = {sprint.workspace_id: role for sprint, role in rows}
+    if len(workspaces) > 1:
+        raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
+    ((workspace_id, role),) = workspaces.items()
+    return sprints, WorkspaceAccess(caller, workspace_id, Role(role))

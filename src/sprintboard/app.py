@@ -17,6 +17,7 @@ from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.identity.router import router as identity_router
 from sprintboard.projects.router import router as projects_router
 from sprintboard.responses import JSONResponse
+from sprintboard.sprints.router import router as sprints_router
 from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
 
@@ -26,6 +27,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     workspaces_router,
     projects_router,
     workitems_router,
+    sprints_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, cast, exists, func, literal, or_, select, update
+from sqlalchemy import ColumnElement, Row, and_, cast, exists, func, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
@@ -47,8 +47,11 @@ API_FIELDS = {
 }
 
 
-def item_json(item: WorkItem) -> dict[str, Any]:
-    """A work item's own fields, without embedded records (the form events carry)."""
+def item_json(item: WorkItem | Row[Any]) -> dict[str, Any]:
+    """A work item's own fields, without embedded records (the form events carry).
+
+    Takes a loaded item or a row of the work_items table (bulk moves read rows).
+    """
     return {
         "$id": item.id,
         "key": item.key,

@@ -1,0 +1,223 @@
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Path, Query
+from starlette.responses import Response
+
+from sprintboard.access import (
+    Permission,
+    WorkspaceAccess,
+    access_project,
+    access_sprint,
+    access_sprints,
+    access_workspace_id,
+)
+from sprintboard.concurrency import IfMatch, check_if_match, etag
+from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.errors import InvalidRequest
+from sprintboard.models import Sprint
+from sprintboard.responses import deleted, many, one
+from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+from sprintboard.sprints import service
+from sprintboard.sprints.schemas import (
+    MoveToSprint,
+    SprintComplete,
+    SprintCompleted,
+    SprintCreate,
+    SprintDetail,
+    SprintRead,
+    SprintReorder,
+    SprintUpdate,
+)
+from sprintboard.workitems.service import load_embeds
+
+router = APIRouter(route_class=TransactionalRoute, tags=["sprints"])
+
+SprintId = Annotated[str, Path(alias="sprintId")]
+STATUSES = ("PLANNED", "ACTIVE", "COMPLETED")
+
+
+def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: int) -> Response:
+    record = {**service.with_figures(sprint, service.figures_of(session, sprint.id)), **extra}
+    return one(record, status=status, headers={"ETag": etag(sprint.id, sprint.version)})
+
+
+@router.get(
+    "/sprints",
+    response_model=Many[SprintRead],
+    responses=error_responses(400, 404),
+    summary="List sprints of a project or workspace",
+)
+async def list_sprints(
+    session: SessionDep,
+    caller: CallerDep,
+    page: PageDep,
+    workspace_id: Annotated[str | None, Query(alias="workspaceId")] = None,
+    project_id: Annotated[str | None, Query(alias="projectId")] = None,
+    status: Annotated[str | None, Query(description="Comma-separated statuses.")] = None,
+) -> Response:
+    """`workspaceId` or `projectId` is required. Ordered by `position`, with `workItemCount`,
+    `totalPoints` and `completedPoints`.
+    """
+    if project_id is not None:
+        project, _ = access_project(session, caller, project_id)
+        if workspace_id not in (None, project.workspace_id):
+            raise InvalidRequest("workspaceId", "invalid_value", "workspaceId: not the project's.")
+        workspace_id = project.workspace_id
+    elif workspace_id is not None:
+        access_workspace_id(session, caller, workspace_id)
+    else:
+        raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
+    statuses = [s.strip() for s in (status or "").split(",") if s.strip()]
+    if bad := [s for s in statuses if s not in STATUSES]:
+        raise InvalidRequest("status", "invalid_value", f"status: unknown value(s) {bad}.")
+    sprints, total = service.list_sprints(
+        session,
+        workspace_id=workspace_id,
+        project_id=project_id,
+        statuses=statuses,
+        limit=page.limit,
+        offset=page.offset,
+    )
+    return many(sprints, total)
+
+
+@router.post(
+    "/sprints",
+    status_code=201,
+    response_model=One[SprintRead],
+    responses=error_responses(400, 403, 404),
+    summary="Create a sprint (SPRINT_CREATE)",
+)
+async def create_sprint(body: SprintCreate, session: SessionDep, caller: CallerDep) -> Response:
+    access = access_workspace_id(session, caller, body.workspace_id)
+    access.require(Permission.SPRINT_CREATE)
+    sprint = service.create_sprint(session, access=access, data=body)
+    return _sprint(session, sprint, status=201)
+
+
+@router.post(
+    "/sprints/reorder",
+    response_model=Many[SprintRead],
+    responses=error_responses(400, 403, 404),
+    summary="Reorder sprints of one project (SPRINT_CREATE)",
+)
+async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: CallerDep) -> Response:
+    """Returns the project's sprints in their new order."""
+    positions = {entry.id: entry.position for entry in body.sprints}
+    if len(positions) != len(body.sprints):
+        raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")
+    sprints, access = access_sprints(session, caller, list(positions))
+    access.require(Permission.SPRINT_CREATE)
+    project_id = service.reorder_sprints(
+        session, access=access, sprints=sprints, positions=positions
+    )
+    session.flush()
+    documents, total = service.list_sprints(
+        session,
+        workspace_id=access.workspace_id,
+        project_id=project_id,
+        statuses=(),
+        limit=500,
+        offset=0,
+    )
+    return many(documents, total)
+
+
+@router.get(
+    "/sprints/{sprintId}",
+    response_model=One[SprintDetail],
+    responses=error_responses(404),
+    summary="Get a sprint with its work items",
+)
+async def get_sprint(sprint_id: SprintId, session: SessionDep, caller: CallerDep) -> Response:
+    sprint, _ = access_sprint(session, caller, sprint_id)
+    items = service.sprint_items(session, sprint)
+    embeds = load_embeds(session, items)
+    record = {
+        **service.with_figures(sprint, service.figures_of(session, sprint.id)),
+        "workItems": [embeds.item(item) for item in items],
+    }
+    return one(record, headers={"ETag": etag(sprint.id, sprint.version)})
+
+
+@router.patch(
+    "/sprints/{sprintId}",
+    response_model=One[SprintCompleted],
+    responses=error_responses(400, 403, 404, 409, 412),
+    summary="Update, start or complete a sprint",
+)
+async def update_sprint(
+    sprint_id: SprintId,
+    body: SprintUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
+) -> Response:
+    """`status` ACTIVE needs SPRINT_START, COMPLETED needs SPRINT_COMPLETE (unfinished items
+    go to the backlog); other fields need SPRINT_CREATE. `movedItemCount` is 0 unless the
+    sprint was completed by this call.
+    """
+    sprint, access = access_sprint(session, caller, sprint_id)
+    _require_for_update(access, body)
+    check_if_match(if_match, sprint.id, sprint.version)
+    moved = service.update_sprint(session, access=access, sprint=sprint, data=body)
+    session.flush()
+    return _sprint(session, sprint, movedItemCount=moved or 0)
+
+
+def _require_for_update(access: WorkspaceAccess, body: SprintUpdate) -> None:
+    if body.model_fields_set - {"status"}:
+        access.require(Permission.SPRINT_CREATE)
+    if "status" in body.model_fields_set:
+        access.require(
+            Permission.SPRINT_COMPLETE if body.status == "COMPLETED" else Permission.SPRINT_START
+        )
+
+
+@router.post(
+    "/sprints/{sprintId}/complete",
+    response_model=One[SprintCompleted],
+    responses=error_responses(400, 403, 404, 409),
+    summary="Complete a sprint, moving unfinished items (SPRINT_COMPLETE)",
+)
+async def complete_sprint(
+    sprint_id: SprintId,
+    session: SessionDep,
+    caller: CallerDep,
+    body: Annotated[SprintComplete | None, Body()] = None,
+) -> Response:
+    """Items not DONE move to the backlog, or to `unfinishedDetails.moveTo.sprintId`."""
+    sprint, access = access_sprint(session, caller, sprint_id)
+    access.require(Permission.SPRINT_COMPLETE)
+    body = body or SprintComplete()
+    for field, value, own in (
+        ("workspaceId", body.workspace_id, sprint.workspace_id),
+        ("projectId", body.project_id, sprint.project_id),
+    ):
+        if value is not None and value != own:
+            raise InvalidRequest(field, "invalid_value", f"{field}: not the sprint's own.")
+    move_to = body.unfinished_details.move_to if body.unfinished_details else "backlog"
+    moved = service.complete_sprint(
+        session,
+        access=access,
+        sprint=sprint,
+        move_to=move_to.sprint_id if isinstance(move_to, MoveToSprint) else None,
+    )
+    session.flush()
+    return _sprint(session, sprint, movedItemCount=moved)
+
+
+@router.delete(
+    "/sprints/{sprintId}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404, 412),
+    summary="Delete a sprint; its items go to the backlog (SPRINT_DELETE)",
+)
+async def delete_sprint(
+    sprint_id: SprintId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+) -> Response:
+    sprint, access = access_sprint(session, caller, sprint_id)
+    access.require(Permission.SPRINT_DELETE)
+    check_if_match(if_match, sprint.id, sprint.version)
+    service.delete_sprint(session, access=access, sprint=sprint)
+    return deleted(sprint.id)

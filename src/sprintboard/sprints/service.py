@@ -1,0 +1,343 @@
+"""Sprints: planning, the PLANNED → ACTIVE → COMPLETED state machine, completion that moves
+unfinished work, deletion that keeps it, reordering, and the three figures of a sprint.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import case, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from sprintboard.access import Caller, WorkspaceAccess
+from sprintboard.errors import Conflict, InvalidRequest
+from sprintboard.events import service as events
+from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
+from sprintboard.responses import iso
+from sprintboard.sprints.schemas import SprintCreate, SprintUpdate, sprint_json
+from sprintboard.workitems.service import item_json
+
+API_FIELDS = {
+    "name": "name",
+    "start_date": "startDate",
+    "end_date": "endDate",
+    "goal": "goal",
+    "position": "position",
+}
+
+Figures = tuple[int, float, float]
+NO_FIGURES: Figures = (0, 0, 0)
+
+
+def _figure_columns() -> tuple[Any, Any, Any]:
+    points = func.coalesce(WorkItem.story_points, 0)
+    return (
+        func.count(WorkItem.id),
+        func.coalesce(func.sum(points), 0),
+        func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0),
+    )
+
+
+def _number(value: Any) -> int | float:
+    """Points as the API shows them: whole numbers as integers."""
+    value = float(value)
+    return int(value) if value.is_integer() else value
+
+
+def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
+    count, total, completed = figures
+    return {
+        **sprint_json(sprint),
+        "workItemCount": int(count),
+        "totalPoints": _number(total),
+        "completedPoints": _number(completed),
+    }
+
+
+def figures_of(session: Session, sprint_id: str) -> Figures:
+    row = session.execute(select(*_figure_columns()).where(WorkItem.sprint_id == sprint_id)).one()
+    return int(row[0]), row[1], row[2]
+
+
+def list_sprints(
+    session: Session,
+    *,
+    workspace_id: str,
+    project_id: str | None,
+    statuses: Sequence[str],
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """Sprints in `position` order, each with its figures, counted in the same query."""
+    criteria = [Sprint.workspace_id == workspace_id]
+    if project_id is not None:
+        criteria.append(Sprint.project_id == project_id)
+    if statuses:
+        criteria.append(Sprint.status.in_(statuses))
+    rows = session.execute(
+        select(Sprint, *_figure_columns())
+        .outerjoin(WorkItem, WorkItem.sprint_id == Sprint.id)
+        .where(*criteria)
+        .group_by(Sprint.id)
+        .order_by(Sprint.position, Sprint.created_at, Sprint.id)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).select_from(Sprint).where(*criteria)) or 0
+    documents = [
+        with_figures(sprint, (count, points, done)) for sprint, count, points, done in rows
+    ]
+    return documents, total
+
+
+def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCreate) -> Sprint:
+    project = session.scalar(
+        select(Project).where(
+            Project.id == data.project_id, Project.workspace_id == access.workspace_id
+        )
+    )
+    if project is None:
+        raise InvalidRequest("projectId", "not_found", "projectId: no such project here.")
+    _check_dates(data.start_date, data.end_date)
+    last = session.scalar(select(func.max(Sprint.position)).where(Sprint.project_id == project.id))
+    sprint = Sprint(
+        id=new_id(),
+        workspace_id=access.workspace_id,
+        project_id=project.id,
+        name=data.name,
+        status="PLANNED",
+        goal=data.goal,
+        start_date=data.start_date,
+        end_date=data.end_date,
+        position=(last or 0.0) + 1.0,
+    )
+    session.add(sprint)
+    _record(session, sprint, "sprint.created", access.caller)
+    return sprint
+
+
+def update_sprint(
+    session: Session, *, access: WorkspaceAccess, sprint: Sprint, data: SprintUpdate
+) -> int | None:
+    """Apply a partial update and any status transition; returns the moved item count when
+    the update completed the sprint.
+    """
+    sent = data.model_fields_set
+    wanted = {attr: getattr(data, attr) for attr in API_FIELDS if attr in sent}
+    _check_dates(
+        wanted.get("start_date", sprint.start_date), wanted.get("end_date", sprint.end_date)
+    )
+    changes: dict[str, Any] = {}
+    for attr, value in wanted.items():
+        old = getattr(sprint, attr)
+        if old != value:
+            changes[API_FIELDS[attr]] = {"from": _api_value(old), "to": _api_value(value)}
+            setattr(sprint, attr, value)
+    if changes:
+        _touch(sprint)
+        _record(session, sprint, "sprint.updated", access.caller, changes=changes)
+    if "status" in sent and data.status != sprint.status:
+        if (sprint.status, data.status) == ("PLANNED", "ACTIVE"):
+            start_sprint(session, access=access, sprint=sprint)
+        elif (sprint.status, data.status) == ("ACTIVE", "COMPLETED"):
+            return complete_sprint(session, access=access, sprint=sprint, move_to=None)
+        else:
+            raise _invalid_transition(sprint.status, data.status)
+    return None
+
+
+def start_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) -> None:
+    """PLANNED → ACTIVE. One ACTIVE sprint per project: checked here, and enforced by a
+    partial unique index so that two concurrent starts cannot both win.
+    """
+    if session.scalar(
+        select(Sprint.id).where(
+            Sprint.project_id == sprint.project_id,
+            Sprint.status == "ACTIVE",
+            Sprint.id != sprint.id,
+        )
+    ):
+        raise _active_sprint_exists()
+    sprint.status = "ACTIVE"
+    if sprint.start_date is None:
+        sprint.start_date = utcnow()
+    _touch(sprint)
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:
+        raise _active_sprint_exists() from None
+    _record(session, sprint, "sprint.started", access.caller)
+
+
+def complete_sprint(
+    session: Session, *, access: WorkspaceAccess, sprint: Sprint, move_to: str | None
+) -> int:
+    """ACTIVE → COMPLETED: every item not DONE moves to `move_to` (a sprint id) or to the
+    backlog; DONE items stay. Returns how many moved. Completing a completed sprint is a no-op.
+    """
+    if sprint.status == "COMPLETED":
+        return 0
+    if sprint.status != "ACTIVE":
+        raise _invalid_transition(sprint.status, "COMPLETED")
+    if move_to is not None:
+        _check_move_target(session, sprint, move_to)
+    moved = move_items(
+        session, sprint=sprint, to_sprint_id=move_to, only_unfinished=True, caller=access.caller
+    )
+    sprint.status = "COMPLETED"
+    sprint.completed_at = utcnow()
+    _touch(sprint)
+    _record(session, sprint, "sprint.completed", access.caller, moved_item_count=moved)
+    return moved
+
+
+def delete_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) -> None:
+    """Every item of the sprint goes to the backlog; then the sprint goes. Nothing else."""
+    move_items(
+        session, sprint=sprint, to_sprint_id=None, only_unfinished=False, caller=access.caller
+    )
+    _record(session, sprint, "sprint.deleted", access.caller)
+    session.delete(sprint)
+
+
+def move_items(
+    session: Session,
+    *,
+    sprint: Sprint,
+    to_sprint_id: str | None,
+    only_unfinished: bool,
+    caller: Caller,
+) -> int:
+    """Move a sprint's items in one statement, with one `task.updated` event per item.
+
+    Only `sprintId` changes (and the item's version and `$updatedAt` with it).
+    """
+    criteria = [WorkItem.sprint_id == sprint.id]
+    if only_unfinished:
+        criteria.append(WorkItem.status != "DONE")
+    rows = session.execute(select(WorkItem.__table__).where(*criteria)).all()
+    if not rows:
+        return 0
+    now = utcnow()
+    session.execute(
+        update(WorkItem)
+        .where(*criteria)
+        .values(sprint_id=to_sprint_id, version=WorkItem.version + 1, updated_at=now),
+        execution_options={"synchronize_session": False},
+    )
+    changes = {"sprintId": {"from": sprint.id, "to": to_sprint_id}}
+    events.record_many(
+        session,
+        [
+            {
+                "workspace_id": row.workspace_id,
+                "type": "task.updated",
+                "subject_id": row.id,
+                "actor_id": caller.user_id,
+                "payload": {
+                    "workItem": {
+                        **item_json(row),
+                        "sprintId": to_sprint_id,
+                        "$updatedAt": iso(now),
+                    },
+                    "changes": changes,
+                },
+            }
+            for row in rows
+        ],
+    )
+    return len(rows)
+
+
+def reorder_sprints(
+    session: Session,
+    *,
+    access: WorkspaceAccess,
+    sprints: dict[str, Sprint],
+    positions: dict[str, float],
+) -> str:
+    """Set new positions for sprints of one project; returns that project's id."""
+    projects = {sprint.project_id for sprint in sprints.values()}
+    if len(projects) > 1:
+        raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
+    for sprint_id, position in positions.items():
+        sprint = sprints[sprint_id]
+        if sprint.position != position:
+            changes = {"position": {"from": sprint.position, "to": position}}
+            sprint.position = position
+            _touch(sprint)
+            _record(session, sprint, "sprint.updated", access.caller, changes=changes)
+    (project_id,) = projects
+    return project_id
+
+
+def sprint_items(session: Session, sprint: Sprint) -> list[WorkItem]:
+    return list(
+        session.scalars(
+            select(WorkItem)
+            .where(WorkItem.sprint_id == sprint.id)
+            .order_by(WorkItem.position, WorkItem.created_at, WorkItem.id)
+        )
+    )
+
+
+def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
+    target = session.get(Sprint, target_id)
+    field, path = "unfinishedDetails", "unfinishedDetails.moveTo.sprintId"
+    if target is None or target.workspace_id != sprint.workspace_id:
+        raise InvalidRequest(field, "not_found", f"{path}: no such sprint.", path=path)
+    if (
+        target.id == sprint.id
+        or target.project_id != sprint.project_id
+        or target.status not in ("PLANNED", "ACTIVE")
+    ):
+        raise InvalidRequest(
+            field,
+            "invalid_value",
+            f"{path}: must be another PLANNED or ACTIVE sprint of the same project.",
+            path=path,
+        )
+
+
+def _check_dates(start: datetime | None, end: datetime | None) -> None:
+    if start is not None and end is not None and end < start:
+        raise InvalidRequest("endDate", "invalid_value", "endDate: before startDate.")
+
+
+def _touch(sprint: Sprint) -> None:
+    sprint.version += 1
+    sprint.updated_at = utcnow()
+
+
+def _record(session: Session, sprint: Sprint, type: str, caller: Caller, **extra: Any) -> None:
+    payload: dict[str, Any] = {"sprint": sprint_json(sprint)}
+    if "changes" in extra:
+        payload["changes"] = extra["changes"]
+    if "moved_item_count" in extra:
+        payload["movedItemCount"] = extra["moved_item_count"]
+    events.record(
+        session,
+        workspace_id=sprint.workspace_id,
+        type=type,
+        subject_id=sprint.id,
+        actor_id=caller.user_id,
+        payload=payload,
+    )
+
+
+def _invalid_transition(current: str, wanted: str | None) -> Conflict:
+    return Conflict(
+        "invalid_transition",
+        f"A {current} sprint cannot become {wanted}.",
+        **{"from": current, "to": wanted},
+    )
+
+
+def _active_sprint_exists() -> Conflict:
+    return Conflict("active_sprint_exists", "The project already has an ACTIVE sprint.")
+
+
+def _api_value(value: Any) -> Any:
+    return iso(value) if isinstance(value, datetime) else value
