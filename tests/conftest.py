@@ -28,6 +28,15 @@ POSTGRES_ADMIN_URL = os.environ.get(
 BACKENDS = ["sqlite", "postgresql"]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-examples",
+        type=int,
+        default=None,
+        help="examples per operation for tests/fuzz (default: a small number; `make fuzz`: 500)",
+    )
+
+
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("template") / "template.db"

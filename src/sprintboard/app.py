@@ -1,5 +1,7 @@
 """`create_app(settings)`: the ASGI application."""
 
+import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -9,13 +11,20 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from sqlalchemy import text
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.errors import error_response, install_error_handlers
+from sprintboard.events.delivery import run_worker
+from sprintboard.events.router import router as events_router
+from sprintboard.guards import BodyGuardMiddleware
+from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
+from sprintboard.logs import AccessLogMiddleware, configure_logging
 from sprintboard.projects.router import router as projects_router
+from sprintboard.ratelimit import RateLimitMiddleware
 from sprintboard.responses import JSONResponse
 from sprintboard.sprints.router import router as sprints_router
 from sprintboard.workitems.router import router as workitems_router
@@ -28,6 +37,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     projects_router,
     workitems_router,
     sprints_router,
+    events_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")
@@ -79,11 +89,28 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        """Opens the database and, unless `deliver_events` is off, delivers webhook events in
+        the background of this process (any number of processes may: they share the work).
+        """
         owns_database = database is None
         app.state.database = database or Database(settings.database_url)
+        stop = asyncio.Event()
+        deliveries = (
+            asyncio.create_task(run_worker(app.state.database, stop=stop), name="deliveries")
+            if settings.deliver_events
+            else None
+        )
         try:
             yield
         finally:
+            if deliveries is not None:
+                # Give sends in flight a moment to finish; a cancelled one is sent again
+                # after its lease, by this process's successor or another worker.
+                stop.set()
+                await asyncio.wait({deliveries}, timeout=5)
+                deliveries.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await deliveries
             if owns_database:
                 app.state.database.dispose()
 
@@ -104,9 +131,40 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         app.include_router(router, prefix=API_PREFIX)
     _add_health_routes(app)
     install_error_handlers(app)
-    app.add_middleware(RequestContextMiddleware)
+    _add_middleware(app, settings)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
+    """The layers every request passes, outermost first: request id, security headers and 500s;
+    the access log; CORS (only when origins are configured); the rate limits; the body guard
+    (413, 415); idempotency. Cheap refusals come before expensive work: a request over its
+    budget is refused before its body is read or a database session is opened.
+    """
+    configure_logging(settings.log_level)
+    app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(BodyGuardMiddleware)
+    app.add_middleware(RateLimitMiddleware, settings=settings)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "If-Match"],
+            expose_headers=[
+                "ETag",
+                "Retry-After",
+                "RateLimit-Limit",
+                "RateLimit-Remaining",
+                "RateLimit-Reset",
+                "X-Request-Id",
+                "Idempotent-Replayed",
+            ],
+            max_age=600,
+        )
+    app.add_middleware(AccessLogMiddleware)
+    app.add_middleware(RequestContextMiddleware)
 
 
 def _add_health_routes(app: FastAPI) -> None:
@@ -139,10 +197,75 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         routes=app.routes,
         servers=[{"url": "/"}],
     )
-    for path_item in schema.get("paths", {}).values():
-        for operation in path_item.values():
+    for path, path_item in schema.get("paths", {}).items():
+        for method, operation in path_item.items():
             operation.get("responses", {}).pop("422", None)
+            if path.startswith(f"{API_PREFIX}/") and path != app.openapi_url:
+                _document_cross_cutting_responses(method, operation)
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
     app.openapi_schema = schema
     return schema
+
+
+def _error(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+_RATE_LIMIT_HEADERS = {
+    name: {"description": description, "schema": {"type": "integer"}}
+    for name, description in (
+        ("RateLimit-Limit", "Requests allowed per window for this API key"),
+        ("RateLimit-Remaining", "Requests left in the current window"),
+        ("RateLimit-Reset", "Seconds until the window resets"),
+    )
+}
+
+
+def _document_cross_cutting_responses(method: str, operation: dict[str, Any]) -> None:
+    """What the middleware and authentication can answer on any API operation: 401, 429 and
+    the rate-limit headers everywhere; for a body, 400, 413 and 415; for a POST, the
+    `Idempotency-Key` header and its 409s.
+    """
+    responses: dict[str, Any] = operation.setdefault("responses", {})
+    extra = {
+        "401": _error(
+            "Missing or invalid API key", {"WWW-Authenticate": {"schema": {"type": "string"}}}
+        ),
+        "429": _error(
+            "Rate limit exceeded (see `Retry-After` and `details.retryAfter`)",
+            {"Retry-After": {"schema": {"type": "integer"}}, **_RATE_LIMIT_HEADERS},
+        ),
+    }
+    if method in ("post", "put", "patch"):
+        extra["400"] = _error("Invalid request (see `details.field` and `details.reason`)")
+        extra["413"] = _error("Body over 1 MiB")
+        extra["415"] = _error("Body is not `application/json`")
+    if method == "post":
+        extra["409"] = _error(
+            "A state rule blocks the change, or the `Idempotency-Key` was used for another "
+            "request or is still in progress (see `details.reason`)"
+        )
+        operation.setdefault("parameters", []).append(
+            {
+                "name": "Idempotency-Key",
+                "in": "header",
+                "required": False,
+                "description": "Repeat the POST safely: within 24 h the same key (per API key) "
+                "replays the first response; with another body it is 409.",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+            }
+        )
+    if operation.get("parameters"):
+        extra.setdefault("400", _error("Invalid parameter (see `details.field`)"))
+    for status, response in extra.items():
+        responses.setdefault(status, response)
+    for status, response in responses.items():
+        if status.startswith("2"):
+            response.setdefault("headers", {}).update(_RATE_LIMIT_HEADERS)

@@ -1,4 +1,4 @@
-"""The `sprintboard` command: serve, migrate, create-admin."""
+"""The `sprintboard` command: serve, migrate, create-admin, worker."""
 
 import argparse
 import logging
@@ -48,6 +48,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--email", default="admin@example.com", help="the admin's email (default: %(default)s)"
     )
 
+    worker = commands.add_parser(
+        "worker",
+        help="deliver webhook events until stopped (scale-out; `serve` also delivers)",
+        description="Deliver webhook events from the database until stopped (Ctrl-C or "
+        "SIGTERM). Any number of workers may run beside each other and beside `serve`: each "
+        "delivery is sent at least once, by one worker at a time, in order per work item. "
+        "Run `sprintboard serve` with SPRINTBOARD_DELIVER_EVENTS=false to leave delivery to "
+        "workers alone.",
+    )
+    worker.add_argument(
+        "--batch-size",
+        type=int,
+        default=50,
+        help="deliveries claimed and sent concurrently per round (default: %(default)s)",
+    )
+    worker.add_argument(
+        "--poll-interval",
+        type=float,
+        default=1.0,
+        help="seconds to wait when nothing is due (default: %(default)s)",
+    )
+
     args = parser.parse_args(argv)
     settings = Settings()
     logging.basicConfig(
@@ -59,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("database is up to date", file=sys.stderr)
     elif args.command == "serve":
         _serve(settings, host=args.host, port=args.port, workers=args.workers)
+    elif args.command == "worker":
+        _worker(settings, batch_size=args.batch_size, poll_interval=args.poll_interval)
     elif args.command == "create-admin":
         _migrate(settings)
         print(_create_admin(settings, name=args.name, email=args.email))
@@ -85,6 +109,30 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         access_log=False,
         proxy_headers=True,
     )
+
+
+def _worker(settings: Settings, *, batch_size: int, poll_interval: float) -> None:
+    import asyncio
+    import signal
+
+    from sprintboard.db import Database
+    from sprintboard.events.delivery import DeliveryOptions, run_worker
+
+    options = DeliveryOptions(batch_size=batch_size, poll_interval=poll_interval)
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        database = Database(settings.database_url)
+        try:
+            await run_worker(database, options=options, stop=stop)
+        finally:
+            database.dispose()
+
+    logging.getLogger("sprintboard.webhooks").info("delivering webhook events")
+    asyncio.run(run())
 
 
 def _create_admin(settings: Settings, *, name: str, email: str) -> str:

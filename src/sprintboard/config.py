@@ -1,7 +1,10 @@
 """Settings, read from SPRINTBOARD_* environment variables (and an optional .env file)."""
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import json
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
@@ -12,7 +15,23 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///./sprintboard.db"
     redis_url: str | None = None
     rate_limit: str = "600/minute"
+    """Requests per API key, in the `limits` notation (`600/minute`, `10/second`)."""
+    auth_failure_limit: str = "30/minute"
+    """Failed authentications per client address; past it, that address gets 429s."""
+    rate_limit_prefix: str = "sprintboard"
+    """Namespace of the rate-limit counters in Redis: instances that share it share a budget."""
     log_level: str = "INFO"
-    cors_origins: list[str] = Field(default_factory=list)
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
     deliver_events: bool = True
     """Whether `serve` delivers events in-process; scale-out runs `sprintboard worker` instead."""
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [origin.strip() for origin in text.split(",") if origin.strip()]
+        return value

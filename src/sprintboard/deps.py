@@ -15,6 +15,7 @@ from starlette.responses import Response
 from sprintboard.access import Caller
 from sprintboard.db import Database
 from sprintboard.errors import Unauthenticated
+from sprintboard.idempotency import save_response
 from sprintboard.identity.service import authenticate
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -33,6 +34,7 @@ class TransactionalRoute(APIRoute):
                 response = await handler(request)
                 session: Session | None = getattr(request.state, "session", None)
                 if session is not None:
+                    save_response(session, request, response)
                     session.commit()
                 return response
             except BaseException:

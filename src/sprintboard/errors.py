@@ -7,6 +7,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from sprintboard.responses import JSONResponse
 
@@ -214,6 +215,9 @@ def validation_error_details(errors: Sequence[Any]) -> tuple[str, dict[str, Any]
         reason = "immutable" if field in IMMUTABLE_FIELDS else reason
     if kind == "missing" and field == "body":
         reason = "required"
+    if reason == "invalid_json":
+        # Pydantic locates a decode error by character offset; the field is the whole body.
+        path = field = "body"
     message = f"{path}: {first.get('msg', 'invalid value')}"
     details: dict[str, Any] = {"field": field, "reason": reason}
     if path != field:
@@ -237,10 +241,37 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(400, "INVALID_REQUEST", message, details)
 
     @app.exception_handler(StarletteHTTPException)
-    async def on_http_error(_request: Request, exc: StarletteHTTPException) -> Response:
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> Response:
         code = STATUS_CODES.get(exc.status_code, "INVALID_REQUEST")
         message = {
             404: "No such route.",
             405: "Method not allowed on this route.",
         }.get(exc.status_code, str(exc.detail))
-        return error_response(exc.status_code, code, message, {}, dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed_methods(request))
+        return error_response(exc.status_code, code, message, {}, headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path. Starlette's own `Allow` names only the
+    first matching route's, and each FastAPI route serves one method. Each method is probed
+    on a fresh scope: the routed request's scope carries FastAPI's routing state.
+    """
+    scope = {
+        "type": "http",
+        "path": request.scope["path"],
+        "root_path": request.scope.get("root_path", ""),
+        "headers": [],
+    }
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**scope, "method": method})[0] == Match.FULL
+            for route in request.app.router.routes
+        )
+    ]
+
+
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -15,9 +15,14 @@ class UserCreate(RequestModel):
     is_org_admin: bool = Field(False, alias="isOrgAdmin")
 
 
+# FastAPI validates the decoded body in Python mode, where a strict enum wants a Permission
+# instance and refuses the JSON string; lax mode accepts exactly the member values.
+PermissionIn = Annotated[Permission, Field(strict=False)]
+
+
 class KeyCreate(RequestModel):
     name: Name
-    permissions: Annotated[list[Permission], Field(max_length=16)] | None = Field(
+    permissions: Annotated[list[PermissionIn], Field(max_length=16)] | None = Field(
         None, description="A subset of the owner's permissions; absent means all of them."
     )
     workspace_id: str | None = Field(

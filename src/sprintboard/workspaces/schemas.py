@@ -8,6 +8,9 @@ from sprintboard.responses import iso
 from sprintboard.schemas import LongText, Name, RequestModel, Timestamps
 
 TypeName = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,31}$", max_length=32)]
+# FastAPI validates the decoded body in Python mode, where a strict enum wants a Role instance
+# and refuses the JSON string; lax mode accepts exactly the member values.
+RoleIn = Annotated[Role, Field(strict=False)]
 
 
 class WorkspaceCreate(RequestModel):
@@ -29,11 +32,11 @@ class WorkspaceRead(Timestamps):
 
 class MemberCreate(RequestModel):
     user_id: str = Field(alias="userId")
-    role: Role = Role.MEMBER
+    role: RoleIn = Role.MEMBER
 
 
 class MemberUpdate(RequestModel):
-    role: Role
+    role: RoleIn
 
 
 class MemberRead(Timestamps):

@@ -1,0 +1,403 @@
+"""`python -m bench [--quick]`: measure sprintboard on SQLite and PostgreSQL against the
+ceiling of this machine, print one table and write `bench/results.json`.
+"""
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
+import httpx
+import orjson
+
+from bench.api import API, Api
+from bench.databases import WORK, fresh_database
+from bench.load import Load, LoadGenerator, LoadResult, Request
+from bench.report import Row, judge, table, write_json
+from bench.seed import Seeded, create_admin, seed_base, seed_board, seed_by_copy, seed_env
+from bench.server import LOAD_CPU, VENV_BIN, Server, pinning_note
+
+
+@dataclass(frozen=True)
+class Config:
+    quick: bool
+    duration: float
+    connections: int
+    board_items: int
+    big_items: int
+    sprint_items: int
+    bulk_entries: int
+    bulk_repeats: int
+
+
+def config(args: argparse.Namespace) -> Config:
+    return Config(
+        quick=args.quick,
+        duration=args.duration or (3.0 if args.quick else 10.0),
+        connections=args.connections,
+        board_items=1_000,
+        big_items=args.big_items,
+        sprint_items=5_000,
+        bulk_entries=500,
+        bulk_repeats=5 if args.quick else 15,
+    )
+
+
+class Run:
+    """One database's half of the benchmark: its ceiling, its server, its rows."""
+
+    def __init__(self, kind: str, url: str, cfg: Config, loadgen: LoadGenerator) -> None:
+        self.kind = kind
+        self.url = url
+        self.cfg = cfg
+        self.loadgen = loadgen
+        self.env = seed_env(url)
+        self.rows: list[Row] = []
+        self.ceiling_rps: float | None = None
+        self.ceiling_rss: float | None = None
+
+    def log(self, message: str) -> None:
+        print(f"[{self.kind}] {message}", file=sys.stderr, flush=True)
+
+    def load(self, base_url: str, load: Load, headers: dict[str, str]) -> LoadResult:
+        """Check the first request answers 2xx and warm up, then run the load."""
+        with httpx.Client(base_url=base_url, headers=headers, timeout=30) as client:
+            for n in range(3):
+                spec = load.requests[n % len(load.requests)]
+                response = client.request(spec.method, spec.path, content=spec.body)
+                if not 200 <= response.status_code < 300:
+                    raise RuntimeError(
+                        f"{spec.method} {spec.path}: {response.status_code} {response.text[:300]}"
+                    )
+        return self.loadgen.run(base_url, load)
+
+    def add_load_row(self, name: str, result: LoadResult, note: str = "") -> Row:
+        row = Row(
+            database=self.kind,
+            name=name,
+            rps=result.rps,
+            p50_ms=result.p50_ms,
+            p99_ms=result.p99_ms,
+            errors=result.errors,
+            note=note,
+        )
+        self.rows.append(row)
+        self.log(f"{name}: {result.rps:,.0f} rps, p50 {result.p50_ms:.2f} ms")
+        return row
+
+    def measure_ceiling(self) -> None:
+        log = WORK / f"ceiling-{self.kind}.log"
+        with Server("ceiling", [sys.executable, "-m", "bench.ceiling"], env=self.env, log=log) as s:
+            load = Load([Request("GET", "/ceiling")], {}, self.cfg.connections, self.cfg.duration)
+            result = self.load(s.base_url, load, {})
+            self.ceiling_rps = result.rps
+            self.ceiling_rss = s.peak_rss_mb()
+        self.add_load_row("ceiling (raw ASGI, same uvicorn)", result)
+
+    def measure_service(self) -> None:
+        started = time.perf_counter()
+        key = create_admin(self.env)
+        log = WORK / f"server-{self.kind}.log"
+        command = [str(VENV_BIN / "sprintboard"), "serve"]
+        with Server("sprintboard", command, env=self.env, log=log) as server:
+            api = Api(server.base_url, key)
+            try:
+                seeded = seed_base(api)
+                seed_board(api, self.url, seeded, items=self.cfg.board_items, sprints=5)
+                self.log(f"seeded through the API in {time.perf_counter() - started:.1f} s")
+                self.scenarios(api, seeded)
+            finally:
+                api.close()
+            rss = server.peak_rss_mb()
+        self.rows.append(
+            Row(
+                database=self.kind,
+                name="server peak RSS",
+                value=rss,
+                unit="MiB",
+                ratio=f"{rss / self.ceiling_rss:.1f}x ceiling's"
+                if rss and self.ceiling_rss
+                else "",
+            )
+        )
+
+    def run_load(self, api: Api, name: str, requests: list[Request], note: str = "") -> Row:
+        load = Load(requests, api.headers, self.cfg.connections, self.cfg.duration)
+        return self.add_load_row(name, self.load(api.base_url, load, api.headers), note)
+
+    def skipped(self, name: str, why: str) -> None:
+        self.rows.append(Row(database=self.kind, name=name, verdict="N/A", note=why))
+        self.log(f"{name}: skipped ({why})")
+
+    def scenarios(self, api: Api, seeded: Seeded) -> None:
+        ws = seeded.workspace_id
+        board = seeded.projects["board"]["$id"]
+        big = seeded.projects["big"]["$id"]
+        flow = seeded.projects["flow"]["$id"]
+
+        self.run_load(api, "GET /me (auth + caller)", [Request("GET", f"{API}/me")])
+        if not api.has("GET", "/tasks/{taskId}") and not api.has("GET", "/tasks/{id}"):
+            self.run_load(api, "GET /projects/{id}", [Request("GET", f"{API}/projects/{board}")])
+
+        def step(name: str, available: bool, why: str, action: Callable[[], None]) -> None:
+            if available and seeded.items_in("board"):
+                action()
+            else:
+                self.skipped(name, why if available else "route not in the service yet")
+
+        has_get = api.has("GET", "/tasks/{taskId}") or api.has("GET", "/tasks/{id}")
+        step(
+            "GET /tasks/{id}",
+            has_get,
+            "no items",
+            lambda: self.run_load(
+                api,
+                "GET /tasks/{id}",
+                [Request("GET", f"{API}/tasks/{i}") for i in seeded.items_in("board")[:100]],
+            ),
+        )
+        has_list = api.has("GET", "/tasks")
+        step("GET /tasks (list 50, embeds)", has_list, "no items", lambda: self.lists(api, seeded))
+        step(
+            "GET /tasks (status+labels+assignee)",
+            has_list,
+            "no items",
+            lambda: self.run_load(
+                api,
+                "GET /tasks (status+labels+assignee)",
+                [
+                    Request(
+                        "GET",
+                        f"{API}/tasks?"
+                        + urlencode(
+                            {
+                                "workspaceId": ws,
+                                "projectId": board,
+                                "status": "TODO,IN_PROGRESS",
+                                "labels": "backend",
+                                "assigneeId": seeded.member_id,
+                            }
+                        ),
+                    )
+                ],
+            ),
+        )
+        if api.has("GET", "/sprints") and seeded.board_sprints:
+            self.run_load(
+                api,
+                "GET /sprints?projectId (with figures)",
+                [Request("GET", f"{API}/sprints?projectId={board}")],
+            )
+        else:
+            self.skipped("GET /sprints?projectId (with figures)", "route not in the service yet")
+        has_patch = api.has("PATCH", "/tasks/{taskId}") or api.has("PATCH", "/tasks/{id}")
+        step("PATCH /tasks/{id}", has_patch, "no items", lambda: self.patch(api, seeded))
+        step(
+            "bulk-update 500 (p50)",
+            api.has("POST", "/tasks/bulk-update"),
+            "no items",
+            lambda: self.bulk_update(api, seeded),
+        )
+        sprint_routes = api.has("POST", "/sprints/{sprintId}/complete") or api.has(
+            "POST", "/sprints/{id}/complete"
+        )
+        step(
+            "complete sprint of 5,000",
+            sprint_routes and api.has("POST", "/tasks"),
+            "no items",
+            lambda: self.complete_sprint(api, seeded),
+        )
+        step(
+            "POST /tasks",
+            api.has("POST", "/tasks"),
+            "no items",
+            lambda: self.run_load(
+                api,
+                "POST /tasks",
+                [
+                    Request(
+                        "POST",
+                        f"{API}/tasks",
+                        orjson.dumps(
+                            {
+                                "name": "Created by the benchmark",
+                                "workspaceId": ws,
+                                "projectId": flow,
+                                "priority": "HIGH",
+                                "labels": ["backend"],
+                                "assigneeIds": [seeded.member_id],
+                                "storyPoints": 3,
+                            }
+                        ),
+                    )
+                ],
+            ),
+        )
+        del big
+
+    def lists(self, api: Api, seeded: Seeded) -> None:
+        ws = seeded.workspace_id
+
+        def page(project: str) -> list[Request]:
+            query = urlencode(
+                {"workspaceId": ws, "projectId": seeded.projects[project]["$id"], "limit": 50}
+            )
+            return [Request("GET", f"{API}/tasks?{query}")]
+
+        small = self.run_load(
+            api, "GET /tasks (list 50, embeds)", page("board"), f"{self.cfg.board_items:,} items"
+        )
+        started = time.perf_counter()
+        seed_by_copy(api, self.url, seeded, project="big", total=self.cfg.big_items)
+        self.log(
+            f"bulk-seeded {self.cfg.big_items:,} items in {time.perf_counter() - started:.1f} s"
+        )
+        large = self.run_load(
+            api, "GET /tasks list at 100k", page("big"), f"{self.cfg.big_items:,} items"
+        )
+        if small.rps and large.rps:
+            self.rows.append(
+                Row(
+                    database=self.kind,
+                    name="list at 100k vs 1k",
+                    value=small.rps / large.rps,
+                    unit="x",
+                    ratio="",
+                )
+            )
+
+    def patch(self, api: Api, seeded: Seeded) -> None:
+        ids = seeded.items_in("board")[:50]
+        bodies = [
+            {"storyPoints": 13, "title": "Renamed by the benchmark", "flagged": True},
+            {"storyPoints": 2, "title": "Bench item: make the board faster", "flagged": False},
+        ]
+        # Every request changes the item it names: the same item never gets the same body twice
+        # in a row, so no PATCH is a no-op.
+        requests = [
+            Request("PATCH", f"{API}/tasks/{item}", orjson.dumps(body))
+            for body in bodies
+            for item in ids
+        ]
+        self.run_load(api, "PATCH /tasks/{id}", requests)
+
+    def bulk_update(self, api: Api, seeded: Seeded) -> None:
+        ids = seeded.items_in("board")[: self.cfg.bulk_entries]
+        times = []
+        for n in range(self.cfg.bulk_repeats + 1):
+            status = ("IN_REVIEW", "TODO")[n % 2]
+            body = {"tasks": [{"$id": i, "status": status} for i in ids]}
+            _, elapsed = api.timed("POST", "/tasks/bulk-update", body)
+            if n:
+                times.append(elapsed)
+        times.sort()
+        p50 = times[len(times) // 2]
+        self.rows.append(
+            Row(
+                database=self.kind,
+                name="bulk-update 500 (p50)",
+                value=p50,
+                unit="ms",
+                p50_ms=p50,
+                p99_ms=times[-1],
+                note=f"{len(ids)} entries, {len(times)} runs; p99 column = max",
+            )
+        )
+        self.log(f"bulk-update: p50 {p50:.0f} ms")
+
+    def complete_sprint(self, api: Api, seeded: Seeded) -> None:
+        ws = seeded.workspace_id
+        flow = seeded.projects["flow"]["$id"]
+        sprint = api.call(
+            "POST",
+            "/sprints",
+            {"name": "Big sprint", "workspaceId": ws, "projectId": flow},
+            expect=201,
+        )
+        api.call("PATCH", f"/sprints/{sprint['$id']}", {"status": "ACTIVE"})
+        seed_by_copy(
+            api,
+            self.url,
+            seeded,
+            project="flow",
+            total=self.cfg.sprint_items,
+            sprint_id=sprint["$id"],
+            status="TODO",
+        )
+        data, elapsed = api.timed("POST", f"/sprints/{sprint['$id']}/complete", {})
+        moved = data.get("movedItemCount") if isinstance(data, dict) else None
+        self.rows.append(
+            Row(
+                database=self.kind,
+                name="complete sprint of 5,000",
+                value=elapsed,
+                unit="ms",
+                note=f"movedItemCount={moved}",
+            )
+        )
+        self.log(f"complete sprint: {elapsed:.0f} ms, moved {moved}")
+
+    def finish(self) -> None:
+        for row in self.rows:
+            judge(row, self.ceiling_rps)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="3 s per load (about 2 minutes)")
+    parser.add_argument(
+        "--databases", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql"
+    )
+    parser.add_argument("--duration", type=float, default=None, help="seconds per load")
+    parser.add_argument("--connections", type=int, default=16, help="concurrent connections")
+    parser.add_argument("--big-items", type=int, default=100_000, help="items in the big project")
+    parser.add_argument(
+        "--fallback", action="store_true", help="use the Python load generator even if wrk is there"
+    )
+    args = parser.parse_args(argv)
+    cfg = config(args)
+    started = time.perf_counter()
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2:
+        # The harness itself (seeding, one-off timings) stays off the server's core.
+        os.sched_setaffinity(0, {int(LOAD_CPU)})
+    loadgen = LoadGenerator(force_fallback=args.fallback)
+    rows: list[Row] = []
+    for kind in args.databases.split(","):
+        with fresh_database(kind) as url:
+            run = Run(kind, url, cfg, loadgen)
+            try:
+                run.measure_ceiling()
+                run.measure_service()
+            finally:
+                run.finish()
+                rows += run.rows
+    elapsed = time.perf_counter() - started
+    meta = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "mode": "quick" if cfg.quick else "full",
+        "load_generator": loadgen.name,
+        "connections": cfg.connections,
+        "seconds_per_load": cfg.duration,
+        "pinning": pinning_note(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "elapsed_s": round(elapsed, 1),
+    }
+    print()
+    print(
+        f"sprintboard bench ({meta['mode']}): load generator {loadgen.name}; "
+        f"{cfg.connections} connections, {cfg.duration:g} s per load; {meta['pinning']}"
+    )
+    print(table(rows))
+    print(f"\n{elapsed:.0f} s in all; written to bench/results.json")
+    write_json(rows, meta)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""Seeding: through the public API where that is quick enough, and a bulk insert for the big
+projects that copies rows the API itself wrote (so every column holds what the API would
+write) and keeps the per-project key counter consistent.
+"""
+
+import os
+import random
+import secrets
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import Session
+
+from bench.api import Api
+from bench.server import ROOT, VENV_BIN
+from sprintboard.db import Database
+from sprintboard.models import Project, WorkItem
+
+STATUSES = ["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
+PRIORITIES = ["LOW", "MEDIUM", "HIGH", "URGENT"]
+LABELS = ["backend", "frontend", "bug", "ux", "infra", "docs"]
+
+
+def create_admin(env: dict[str, str]) -> str:
+    """A new organization admin's API key: the last line `sprintboard create-admin` prints."""
+    result = subprocess.run(
+        [str(VENV_BIN / "sprintboard"), "create-admin", "--name", "Bench Admin"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip().splitlines()[-1]
+
+
+@dataclass
+class Seeded:
+    workspace_id: str
+    admin_id: str
+    member_id: str
+    projects: dict[str, dict[str, Any]]
+    """board (N items, sprints), big (100k items), flow (sprint completion, creates)."""
+    items: dict[str, list[str]] = field(default_factory=dict)
+    """The ids of the items created through the API, by project."""
+    board_sprints: list[str] = field(default_factory=list)
+
+    def items_in(self, project: str) -> list[str]:
+        return self.items.get(project, [])
+
+
+def seed_base(api: Api) -> Seeded:
+    """1 workspace, 3 projects, a second member: all through the public API."""
+    admin = api.call("GET", "/me")
+    suffix = secrets.token_hex(4)
+    member = api.call(
+        "POST",
+        "/users",
+        {"name": "Bench Member", "email": f"member-{suffix}@example.com"},
+        expect=201,
+    )
+    workspace = api.call("POST", "/workspaces", {"name": "Bench"}, expect=201)
+    api.call(
+        "POST",
+        f"/workspaces/{workspace['$id']}/members",
+        {"userId": member["$id"]},
+        expect=201,
+    )
+    projects = {
+        role: api.call(
+            "POST",
+            f"/workspaces/{workspace['$id']}/projects",
+            {"name": f"Bench {role}", "key": role.upper()},
+            expect=201,
+        )
+        for role in ("board", "big", "flow")
+    }
+    return Seeded(
+        workspace_id=workspace["$id"],
+        admin_id=admin["$id"],
+        member_id=member["$id"],
+        projects=projects,
+    )
+
+
+def item_body(seeded: Seeded, project: str, index: int, rng: random.Random) -> dict[str, Any]:
+    """A realistic work item: some labels, an assignee, points, for the filters to select on."""
+    body: dict[str, Any] = {
+        "name": f"Bench item {index}: make the board faster",
+        "workspaceId": seeded.workspace_id,
+        "projectId": seeded.projects[project]["$id"],
+        "status": STATUSES[index % len(STATUSES)],
+        "priority": rng.choice(PRIORITIES),
+        "labels": rng.sample(LABELS, k=1 + index % 3),
+        "assigneeIds": [seeded.admin_id if index % 2 else seeded.member_id],
+        "storyPoints": rng.choice([1, 2, 3, 5, 8]),
+        "description": "Seeded by bench: " + "lorem ipsum " * 8,
+    }
+    if seeded.board_sprints and project == "board" and index % 5 < 3:
+        body["sprintId"] = seeded.board_sprints[index % len(seeded.board_sprints)]
+    return body
+
+
+def seed_board(api: Api, database_url: str, seeded: Seeded, *, items: int, sprints: int) -> None:
+    """The board project: `sprints` planned sprints, 200 varied items through the API and
+    copies of them up to `items`."""
+    rng = random.Random(7)
+    board = seeded.projects["board"]["$id"]
+    if api.has("POST", "/sprints"):
+        for n in range(sprints):
+            sprint = api.call(
+                "POST",
+                "/sprints",
+                {"name": f"Sprint {n + 1}", "workspaceId": seeded.workspace_id, "projectId": board},
+                expect=201,
+            )
+            seeded.board_sprints.append(sprint["$id"])
+    if api.has("POST", "/tasks"):
+        bodies = [item_body(seeded, "board", i, rng) for i in range(min(items, 100))]
+        seeded.items["board"] = [item["$id"] for item in api.create_many("/tasks", bodies)]
+        seed_by_copy(api, database_url, seeded, project="board", total=items)
+
+
+def seed_by_copy(
+    api: Api,
+    database_url: str,
+    seeded: Seeded,
+    *,
+    project: str,
+    total: int,
+    templates: int = 2,
+    sprint_id: str | None = None,
+    status: str | None = None,
+) -> None:
+    """Bring `project` to `total` items: `templates` created through the API (unless it has
+    some already), the rest bulk-inserted as copies of them (new id, number, key, position,
+    title, timestamps), then the project's key counter moved on.
+    """
+    rng = random.Random(11)
+    if not seeded.items_in(project):
+        bodies = []
+        for index in range(templates):
+            body = item_body(seeded, project, index, rng)
+            if sprint_id is not None:
+                body["sprintId"] = sprint_id
+            if status is not None:
+                body["status"] = status
+            bodies.append(body)
+        seeded.items[project] = [item["$id"] for item in api.create_many("/tasks", bodies)]
+    project_id = seeded.projects[project]["$id"]
+    database = Database(database_url)
+    try:
+        with database.transaction() as session:
+            _copy_items(session, project_id, total)
+            session.execute(
+                update(Project)
+                .where(Project.id == project_id)
+                .values(
+                    last_item_number=select(func.max(WorkItem.number))
+                    .where(WorkItem.project_id == project_id)
+                    .scalar_subquery()
+                )
+            )
+            numbers = session.scalars(
+                select(WorkItem.id)
+                .where(WorkItem.project_id == project_id)
+                .order_by(WorkItem.number)
+            ).all()
+            seeded.items[project] = list(numbers)
+    finally:
+        database.dispose()
+
+
+def _copy_items(session: Session, project_id: str, total: int) -> None:
+    """One INSERT ... SELECT: the project's items so far are the templates, copy n takes
+    template n mod count, and gets its own id, number, key, title and position.
+    """
+    dialect = session.get_bind().dialect.name
+    stats = session.execute(
+        select(
+            func.count(),
+            func.max(WorkItem.number),
+            func.min(WorkItem.position),
+            func.max(WorkItem.position),
+        ).where(WorkItem.project_id == project_id)
+    ).one()
+    count, last_number, first_position, last_position = stats
+    copies = total - count
+    if copies <= 0:
+        return
+    step = (last_position - first_position) / (count - 1) if count > 1 else 1.0
+    key = session.scalar(select(Project.key).where(Project.id == project_id))
+    if dialect == "postgresql":
+        numbers = "SELECT n FROM generate_series(1, :copies) AS n"
+        new_id = (
+            "lpad(to_hex(:millis + seq.n), 12, '0') || substr(md5(random()::text || seq.n), 1, 20)"
+        )
+        text_of = "CAST({} AS TEXT)"
+    else:
+        numbers = (
+            "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < :copies) "
+            "SELECT n FROM s"
+        )
+        new_id = "printf('%012x', :millis + seq.n) || lower(hex(randomblob(10)))"
+        text_of = "{}"
+    number = "(:last_number + seq.n)"
+    overrides = {
+        "id": new_id,
+        "number": number,
+        "key": f"(CAST(:key AS TEXT) || '-' || {text_of.format(number)})",
+        "title": f"('Imported item ' || {text_of.format(number)})",
+        "position": "(:last_position + seq.n * :step)",
+    }
+    columns = [column.name for column in WorkItem.__table__.columns]
+    values = ", ".join(overrides.get(c, f't."{c}"') for c in columns)
+    statement = text(
+        f"""INSERT INTO work_items ({", ".join(f'"{c}"' for c in columns)})
+        SELECT {values}
+        FROM ({numbers}) AS seq
+        JOIN (SELECT w.*, row_number() OVER (ORDER BY w.number) - 1 AS k
+              FROM work_items w WHERE w.project_id = :project_id) AS t
+          ON t.k = seq.n % :count"""
+    )
+    session.execute(
+        statement,
+        {
+            "copies": copies,
+            "millis": time.time_ns() // 1_000_000,
+            "last_number": last_number,
+            "key": key,
+            "last_position": last_position,
+            "step": step,
+            "project_id": project_id,
+            "count": count,
+        },
+    )
+
+
+def seed_env(database_url: str) -> dict[str, str]:
+    """The environment of every sprintboard process in a run."""
+    return {
+        **os.environ,
+        "SPRINTBOARD_DATABASE_URL": database_url,
+        "SPRINTBOARD_LOG_LEVEL": "WARNING",
+        # The benchmark is one client sending as fast as it can: the per-key limit would only
+        # measure 429s.
+        "SPRINTBOARD_RATE_LIMIT": "1000000000/minute",
+        "PYTHONUNBUFFERED": "1",
+    }

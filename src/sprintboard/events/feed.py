@@ -1,0 +1,70 @@
+"""Reading the event log: a workspace's change feed and one work item's history."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sprintboard.errors import InvalidRequest
+from sprintboard.models import Event, User
+from sprintboard.responses import iso
+
+
+def list_events(
+    session: Session, *, workspace_id: str, after: str | None, limit: int
+) -> tuple[Sequence[Event], int]:
+    """The workspace's events after the one named by `after`, in commit order.
+
+    `total` counts every event after the cursor, so a client knows how far behind it is.
+    """
+    query = select(Event).where(Event.workspace_id == workspace_id)
+    if after is not None:
+        cursor = session.scalar(
+            select(Event.seq).where(Event.id == after, Event.workspace_id == workspace_id)
+        )
+        if cursor is None:
+            raise InvalidRequest("after", "not_found", "after: no such event in this workspace.")
+        query = query.where(Event.seq > cursor)
+    events = session.scalars(query.order_by(Event.seq).limit(limit)).all()
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    return events, total
+
+
+def item_activity(
+    session: Session, *, work_item_id: str, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """One work item's history, oldest first, each event with its actor embedded."""
+    criterion = Event.subject_id == work_item_id
+    rows = session.execute(
+        select(Event, User.id, User.name, User.email)
+        .outerjoin(User, User.id == Event.actor_id)
+        .where(criterion)
+        .order_by(Event.seq)
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).where(criterion)) or 0
+    activity = [
+        {
+            **event_json(event),
+            "actor": None if user_id is None else {"$id": user_id, "name": name, "email": email},
+            "changes": event.payload.get("changes"),
+        }
+        for event, user_id, name, email in rows
+    ]
+    return activity, total
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    created = iso(event.created_at)
+    return {
+        "$id": event.id,
+        "type": event.type,
+        "workspaceId": event.workspace_id,
+        "subjectId": event.subject_id,
+        "actorId": event.actor_id,
+        "payload": event.payload,
+        "$createdAt": created,
+        "$updatedAt": created,
+    }

@@ -1,0 +1,64 @@
+"""The in-app inbox: reading and marking a user's notifications (written by the outbox)."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from sprintboard.access import Caller, own_notifications
+from sprintboard.models import Notification, utcnow
+from sprintboard.responses import iso
+
+
+def list_notifications(
+    session: Session, *, caller: Caller, unread_only: bool, limit: int, offset: int
+) -> tuple[Sequence[Notification], int]:
+    """The caller's notifications, newest first."""
+    criteria = [own_notifications(caller)]
+    if unread_only:
+        criteria.append(Notification.read.is_(False))
+    notifications = session.scalars(
+        select(Notification)
+        .where(*criteria)
+        .order_by(Notification.created_at.desc(), Notification.id.desc())
+        .limit(limit)
+        .offset(offset)
+    ).all()
+    total = session.scalar(select(func.count()).select_from(Notification).where(*criteria))
+    return notifications, total or 0
+
+
+def mark_read(notification: Notification) -> Notification:
+    if not notification.read:
+        notification.read = True
+        notification.updated_at = utcnow()
+    return notification
+
+
+def mark_all_read(session: Session, *, caller: Caller) -> int:
+    """Marks every unread notification of the caller's read; returns how many."""
+    result = session.execute(
+        update(Notification)
+        .where(own_notifications(caller), Notification.read.is_(False))
+        .values(read=True, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def notification_json(notification: Notification) -> dict[str, Any]:
+    return {
+        "$id": notification.id,
+        "type": notification.type,
+        "workspaceId": notification.workspace_id,
+        "eventId": notification.event_id,
+        "workItemId": notification.work_item_id,
+        "workItemKey": notification.work_item_key,
+        "workItemTitle": notification.work_item_title,
+        "actorId": notification.actor_id,
+        "changes": notification.changes,
+        "read": notification.read,
+        "$createdAt": iso(notification.created_at),
+        "$updatedAt": iso(notification.updated_at),
+    }

@@ -1,0 +1,201 @@
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query
+from starlette.responses import Response
+
+from sprintboard.access import (
+    Permission,
+    access_notification,
+    access_webhook,
+    access_work_item,
+    access_workspace_id,
+)
+from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.events import feed, notifications, webhooks
+from sprintboard.events.schemas import (
+    ActivityRead,
+    DeliveryRead,
+    EventRead,
+    NotificationRead,
+    ReadAllResult,
+    WebhookCreate,
+    WebhookCreated,
+    WebhookRead,
+)
+from sprintboard.responses import deleted, many, one
+from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+
+router = APIRouter(route_class=TransactionalRoute)
+
+WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
+WebhookId = Annotated[str, Path(alias="id", description="The webhook's `$id`.")]
+NotificationId = Annotated[str, Path(alias="id", description="The notification's `$id`.")]
+TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or key.")]
+
+
+@router.get(
+    "/events",
+    response_model=Many[EventRead],
+    responses=error_responses(400, 404),
+    tags=["events"],
+    summary="The change feed of a workspace, in commit order",
+)
+async def list_events(
+    session: SessionDep,
+    caller: CallerDep,
+    workspace_id: Annotated[str, Query(alias="workspaceId")],
+    after: Annotated[
+        str | None, Query(description="The last event `$id` the client has; omit to start.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")] = 100,
+) -> Response:
+    """Events after `after`, oldest first. Pass the last `$id` of a page as the next `after`:
+    an event never appears before one committed earlier, so a cursor never skips one.
+    `total` counts the events after the cursor."""
+    access_workspace_id(session, caller, workspace_id)
+    events, total = feed.list_events(session, workspace_id=workspace_id, after=after, limit=limit)
+    return many([feed.event_json(e) for e in events], total)
+
+
+@router.get(
+    "/tasks/{taskId}/activity",
+    response_model=Many[ActivityRead],
+    responses=error_responses(400, 404),
+    tags=["events"],
+    summary="A work item's history: who changed what, when",
+)
+async def task_activity(
+    ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    """The item's events, oldest first, each with its `actor` and `changes`."""
+    item, _ = access_work_item(session, caller, ref)
+    activity, total = feed.item_activity(
+        session, work_item_id=item.id, limit=page.limit, offset=page.offset
+    )
+    return many(activity, total)
+
+
+@router.get(
+    "/notifications",
+    response_model=Many[NotificationRead],
+    responses=error_responses(400),
+    tags=["notifications"],
+    summary="The caller's notifications, newest first",
+)
+async def list_notifications(
+    session: SessionDep,
+    caller: CallerDep,
+    page: PageDep,
+    unread: Annotated[
+        bool, Query(description="`true`: only unread ones; absent or `false`: all.")
+    ] = False,
+) -> Response:
+    found, total = notifications.list_notifications(
+        session, caller=caller, unread_only=unread, limit=page.limit, offset=page.offset
+    )
+    return many([notifications.notification_json(n) for n in found], total)
+
+
+@router.post(
+    "/notifications/read-all",
+    response_model=One[ReadAllResult],
+    tags=["notifications"],
+    summary="Mark all of the caller's notifications read",
+)
+async def read_all_notifications(session: SessionDep, caller: CallerDep) -> Response:
+    """Answers with how many were unread."""
+    updated = notifications.mark_all_read(session, caller=caller)
+    return one({"updated": updated})
+
+
+@router.post(
+    "/notifications/{id}/read",
+    response_model=One[NotificationRead],
+    responses=error_responses(404),
+    tags=["notifications"],
+    summary="Mark one notification read",
+)
+async def read_notification(
+    notification_id: NotificationId, session: SessionDep, caller: CallerDep
+) -> Response:
+    notification = access_notification(session, caller, notification_id)
+    return one(notifications.notification_json(notifications.mark_read(notification)))
+
+
+@router.get(
+    "/workspaces/{id}/webhooks",
+    response_model=Many[WebhookRead],
+    responses=error_responses(400, 403, 404),
+    tags=["webhooks"],
+    summary="A workspace's webhooks",
+)
+async def list_webhooks(
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
+) -> Response:
+    access_workspace_id(session, caller, workspace_id).require(Permission.WORKSPACE_MANAGE)
+    found, total = webhooks.list_webhooks(
+        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    )
+    return many([webhooks.webhook_json(w) for w in found], total)
+
+
+@router.post(
+    "/workspaces/{id}/webhooks",
+    status_code=201,
+    response_model=One[WebhookCreated],
+    responses=error_responses(400, 403, 404),
+    tags=["webhooks"],
+    summary="Subscribe a URL to a workspace's events",
+)
+async def create_webhook(
+    workspace_id: WorkspaceId, body: WebhookCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    """Deliveries are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
+    `webhook-signature`) with the `secret` returned here, and only here."""
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    webhook = webhooks.create_webhook(
+        session,
+        workspace_id=workspace_id,
+        url=body.url,
+        events=list(body.events),
+        created_by=caller.user_id,
+    )
+    return one(webhooks.webhook_json(webhook, with_secret=True), status=201)
+
+
+@router.delete(
+    "/webhooks/{id}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404),
+    tags=["webhooks"],
+    summary="Delete a webhook (nothing more is sent to it)",
+)
+async def delete_webhook(webhook_id: WebhookId, session: SessionDep, caller: CallerDep) -> Response:
+    webhook, access = access_webhook(session, caller, webhook_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    webhooks.delete_webhook(session, webhook)
+    return deleted(webhook.id)
+
+
+@router.get(
+    "/webhooks/{id}/deliveries",
+    response_model=Many[DeliveryRead],
+    responses=error_responses(400, 403, 404),
+    tags=["webhooks"],
+    summary="A webhook's recent deliveries",
+)
+async def list_deliveries(
+    webhook_id: WebhookId,
+    session: SessionDep,
+    caller: CallerDep,
+    page: PageDep,
+    status: Annotated[Literal["PENDING", "DELIVERED", "FAILED"] | None, Query()] = None,
+) -> Response:
+    """Most recent event first: status, attempts, the last response status and error."""
+    webhook, access = access_webhook(session, caller, webhook_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    found, total = webhooks.list_deliveries(
+        session, webhook_id=webhook.id, status=status, limit=page.limit, offset=page.offset
+    )
+    return many([webhooks.delivery_json(d) for d in found], total)

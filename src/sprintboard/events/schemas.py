@@ -1,0 +1,108 @@
+"""Requests and responses of the change feed, notifications and webhooks."""
+
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from sprintboard.events.service import EVENT_TYPES
+from sprintboard.schemas import RequestModel, Timestamps
+
+EventType = Literal[
+    "task.created",
+    "task.updated",
+    "task.deleted",
+    "sprint.created",
+    "sprint.updated",
+    "sprint.started",
+    "sprint.completed",
+    "sprint.deleted",
+]
+"""The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
+
+
+class WebhookCreate(RequestModel):
+    url: Annotated[str, Field(min_length=1, max_length=2048, description="An http(s) URL.")]
+    events: Annotated[
+        list[EventType],
+        Field(min_length=1, max_length=len(EVENT_TYPES), description="The event types to send."),
+    ]
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise PydanticCustomError("invalid_format", "Expected an http(s) URL.")
+        return value
+
+
+class WebhookRead(Timestamps):
+    id: str = Field(alias="$id")
+    workspace_id: str = Field(alias="workspaceId")
+    url: str
+    events: list[EventType]
+    enabled: bool
+    disabled_reason: str | None = Field(alias="disabledReason")
+    failing_since: str | None = Field(alias="failingSince")
+
+
+class WebhookCreated(WebhookRead):
+    secret: str = Field(
+        description="`whsec_<base64>`, for verifying signatures. Shown only in this response."
+    )
+
+
+class DeliveryRead(Timestamps):
+    id: str = Field(alias="$id", description="The `webhook-id` header, the same on every attempt.")
+    webhook_id: str = Field(alias="webhookId")
+    event_id: str = Field(alias="eventId")
+    event_type: EventType = Field(alias="eventType")
+    subject_id: str = Field(alias="subjectId")
+    status: Literal["PENDING", "DELIVERED", "FAILED"]
+    attempts: int
+    next_attempt_at: str | None = Field(alias="nextAttemptAt")
+    last_attempt_at: str | None = Field(alias="lastAttemptAt")
+    response_status: int | None = Field(alias="responseStatus")
+    error: str | None
+    delivered_at: str | None = Field(alias="deliveredAt")
+
+
+class EventRead(Timestamps):
+    id: str = Field(alias="$id")
+    type: EventType
+    workspace_id: str = Field(alias="workspaceId")
+    subject_id: str = Field(alias="subjectId", description="The work item's or sprint's `$id`.")
+    actor_id: str | None = Field(alias="actorId")
+    payload: dict[str, Any] = Field(
+        description="`workItem` or `sprint` as after the change; `changes` on updates."
+    )
+
+
+class Actor(BaseModel):
+    id: str = Field(alias="$id")
+    name: str
+    email: str
+
+
+class ActivityRead(EventRead):
+    actor: Actor | None
+    changes: dict[str, Any] | None = Field(description="`{field: {from, to}}` on updates.")
+
+
+class NotificationRead(Timestamps):
+    id: str = Field(alias="$id")
+    type: EventType
+    workspace_id: str = Field(alias="workspaceId")
+    event_id: str = Field(alias="eventId")
+    work_item_id: str = Field(alias="workItemId")
+    work_item_key: str = Field(alias="workItemKey")
+    work_item_title: str = Field(alias="workItemTitle")
+    actor_id: str | None = Field(alias="actorId")
+    changes: dict[str, Any]
+    read: bool
+
+
+class ReadAllResult(BaseModel):
+    updated: int = Field(description="How many notifications were marked read.")

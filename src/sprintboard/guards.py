@@ -1,0 +1,93 @@
+"""Request bodies the API refuses before parsing them: too large (413) or not JSON (415).
+
+A body declared larger than `MAX_BODY_BYTES` by `Content-Length` is refused unread. A body
+without a length (chunked) is read here, counting, and refused as soon as it passes the limit;
+the bytes read are then handed on, so the route reads the same body (it would buffer it whole
+anyway). Deeply nested JSON cannot exhaust anything either: the parser refuses nesting past
+Python's recursion limit, which the error handler turns into a 400 `invalid_json`.
+"""
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sprintboard.errors import PayloadTooLarge, UnsupportedMediaType, error_response
+
+MAX_BODY_BYTES = 1024 * 1024
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+class BodyGuardMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        length: int | None = None
+        chunked = False
+        content_type = b""
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = int(value) if value.isdigit() else None
+            elif name == b"transfer-encoding":
+                chunked = b"chunked" in value.lower()
+            elif name == b"content-type":
+                content_type = value
+        if length is not None and length > MAX_BODY_BYTES:
+            await _refuse(PayloadTooLarge(_too_large()), scope, receive, send)
+            return
+        if length is None and chunked:
+            messages = await _read_counting(receive)
+            if messages is None:
+                await _refuse(PayloadTooLarge(_too_large()), scope, receive, send)
+                return
+            receive = _replay(messages, receive)
+            length = sum(len(m.get("body", b"")) for m in messages)
+        if length and not _is_json(content_type):
+            error = UnsupportedMediaType("The request body must be `application/json`.")
+            await _refuse(error, scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _too_large() -> str:
+    return f"The request body is larger than {MAX_BODY_BYTES} bytes."
+
+
+def _is_json(content_type: bytes) -> bool:
+    media_type = content_type.split(b";", 1)[0].strip().lower()
+    return media_type == b"application/json"
+
+
+async def _read_counting(receive: Receive) -> list[Message] | None:
+    """Every message of the body, or None once it grows past the limit."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages
+        size += len(message.get("body", b""))
+        if size > MAX_BODY_BYTES:
+            return None
+        if not message.get("more_body", False):
+            return messages
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+async def _refuse(
+    error: PayloadTooLarge | UnsupportedMediaType, scope: Scope, receive: Receive, send: Send
+) -> None:
+    response = error_response(error.status, error.code, error.message, error.details)
+    await response(scope, receive, send)

@@ -1,0 +1,194 @@
+"""Rate limits: a budget per API key, and a budget of failed authentications per client address.
+
+It is ASGI middleware around the routes, not a dependency, so that a request over budget is
+refused before its body is read and before it opens a database session (on SQLite a write
+session takes the database lock). To count without a query, a key is identified by the
+SHA-256 of its secret: one secret is one key, and the digest is what the database stores.
+
+Each budget is a fixed window of the `limits` package (`SPRINTBOARD_RATE_LIMIT`, default
+`600/minute`), counted in memory, or in Redis when `SPRINTBOARD_REDIS_URL` is set so that every
+instance draws on one budget. A hit is two storage calls: increment (which starts the window
+on its first hit) and read the window's expiry. If Redis fails, requests are let through
+(fail open) and the limiter stays off for a few seconds before it tries again, so an outage
+costs one short timeout per interval, logged once, never an error to the client.
+
+Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
+`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers whenever the request
+carries a key. A response of 401 counts against the client address; an address that has used
+up its failures gets 429 for every authenticated route until its window resets.
+"""
+
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage, RedisStorage, Storage
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sprintboard.config import Settings
+from sprintboard.errors import RateLimited, error_response
+
+logger = logging.getLogger("sprintboard.ratelimit")
+
+API_PREFIX = "/api/v1/"
+UNLIMITED_PATHS = frozenset({"/api/v1/openapi.json"})
+REDIS_TIMEOUT = 0.25
+"""Seconds a Redis call may take before the limiter gives up on it (and fails open)."""
+OUTAGE_BACKOFF = 5.0
+"""Seconds the limiter stays off after a storage failure before it tries the storage again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int
+    """Seconds until the window resets."""
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return [
+            (b"ratelimit-limit", str(self.limit).encode()),
+            (b"ratelimit-remaining", str(self.remaining).encode()),
+            (b"ratelimit-reset", str(self.reset).encode()),
+        ]
+
+
+class Outage:
+    """Whether a storage is taken to be down: shared by the budgets kept in that storage."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+    def ongoing(self) -> bool:
+        return bool(self.until) and time.monotonic() < self.until
+
+    def began(self, error: Exception) -> None:
+        if not self.until:
+            logger.warning("rate-limit storage unavailable, letting requests through: %r", error)
+        self.until = time.monotonic() + OUTAGE_BACKOFF
+
+    def ended(self) -> None:
+        if self.until:
+            logger.warning("rate-limit storage available again")
+            self.until = 0.0
+
+
+class Budget:
+    """One limit (`600/minute`) counted per identifier in a `limits` storage."""
+
+    def __init__(
+        self, item: RateLimitItem, storage: Storage, namespace: str, outage: Outage
+    ) -> None:
+        self.item = item
+        self.storage = storage
+        self.namespace = namespace
+        self.outage = outage
+        self._expiry = item.get_expiry()
+
+    def hit(self, identifier: str) -> Verdict | None:
+        """Count one request; None when the storage is unavailable (the request goes through)."""
+        return self._count(identifier, 1)
+
+    def peek(self, identifier: str) -> Verdict | None:
+        """The state of the budget without counting anything."""
+        return self._count(identifier, 0)
+
+    def _count(self, identifier: str, amount: int) -> Verdict | None:
+        if self.outage.ongoing():
+            return None
+        key = self.item.key_for(self.namespace, identifier)
+        try:
+            used = (
+                self.storage.incr(key, self._expiry, amount=amount)
+                if amount
+                else self.storage.get(key)
+            )
+            reset_at = self.storage.get_expiry(key)
+        except Exception as error:
+            self.outage.began(error)
+            return None
+        self.outage.ended()
+        limit = self.item.amount
+        allowed = used <= limit if amount else used < limit
+        reset = max(1, math.ceil(reset_at - time.time())) if used else 0
+        return Verdict(allowed, limit, max(0, limit - used), reset)
+
+
+def make_storage(settings: Settings) -> Storage:
+    if settings.redis_url:
+        return RedisStorage(
+            settings.redis_url,
+            key_prefix=settings.rate_limit_prefix,
+            socket_connect_timeout=REDIS_TIMEOUT,
+            socket_timeout=REDIS_TIMEOUT,
+        )
+    return MemoryStorage()
+
+
+class RateLimitMiddleware:
+    def __init__(self, app: ASGIApp, *, settings: Settings, storage: Storage | None = None) -> None:
+        self.app = app
+        storage = storage or make_storage(settings)
+        outage = Outage()
+        self.keys = Budget(parse(settings.rate_limit), storage, "key", outage)
+        self.failures = Budget(parse(settings.auth_failure_limit), storage, "authfail", outage)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or not path.startswith(API_PREFIX)
+            or path in UNLIMITED_PATHS
+            or scope["method"] == "OPTIONS"
+        ):
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        address = client[0] if client else "unknown"
+        failures = self.failures.peek(address)
+        if failures is not None and not failures.allowed:
+            await self._refuse(failures, scope, receive, send)
+            return
+        secret = _bearer_secret(scope)
+        verdict = self.keys.hit(hashlib.sha256(secret).hexdigest()) if secret is not None else None
+        if verdict is not None and not verdict.allowed:
+            await self._refuse(verdict, scope, receive, send)
+            return
+        status = 0
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                if verdict is not None:
+                    message["headers"] = [*message.get("headers", []), *verdict.headers()]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+        if status == 401:
+            self.failures.hit(address)
+
+    @staticmethod
+    async def _refuse(verdict: Verdict, scope: Scope, receive: Receive, send: Send) -> None:
+        error = RateLimited(retry_after=max(1, verdict.reset))
+        response = error_response(error.status, error.code, error.message, error.details)
+        response.raw_headers += [
+            (b"retry-after", str(error.details["retryAfter"]).encode()),
+            *verdict.headers(),
+        ]
+        await response(scope, receive, send)
+
+
+def _bearer_secret(scope: Scope) -> bytes | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            scheme, _, secret = value.partition(b" ")
+            secret = bytes(secret.strip())
+            if scheme.lower() == b"bearer" and secret:
+                return secret
+            return None
+    return None

@@ -1,0 +1,222 @@
+"""The HTTP envelope: errors for unknown routes, wrong methods, bad JSON, 500s and failed
+commits; request ids; health probes; the OpenAPI document.
+"""
+
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.orm import Session
+
+from sprintboard.workspaces import service as workspace_service
+from tests.factories import API, Api, make_workspace
+
+
+def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    """The error body's `details`, after checking the envelope's exact shape."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message", "details"}
+    assert body["error"]["code"] == code
+    assert isinstance(body["error"]["message"], str)
+    assert body["error"]["message"]
+    details: dict[str, Any] = body["error"]["details"]
+    return details
+
+
+def test_unknown_path_is_a_404_envelope(admin: Api) -> None:
+    assert_error(admin.get("/no-such-thing"), 404, "NOT_FOUND")
+    assert_error(admin.client.get("/nowhere"), 404, "NOT_FOUND")
+
+
+def test_unknown_path_needs_no_key(api: Api) -> None:
+    assert_error(api.get("/no-such-thing"), 404, "NOT_FOUND")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/workspaces", {"GET", "POST"}),
+        ("DELETE", "/workspaces", {"GET", "POST"}),
+        ("PUT", "/workspaces/some-id", {"GET", "PATCH", "DELETE"}),
+        ("POST", "/projects/some-id", {"GET", "PATCH", "DELETE"}),
+        ("PATCH", "/me", {"GET"}),
+        ("PUT", "/keys/some-id", {"DELETE"}),
+    ],
+)
+def test_wrong_method_is_405_with_every_allowed_method(
+    admin: Api, method: str, path: str, allowed: set[str]
+) -> None:
+    response = admin.request(method, path)
+    assert_error(response, 405, "METHOD_NOT_ALLOWED")
+    listed = {m.strip() for m in response.headers["allow"].split(",")}
+    assert listed == allowed
+
+
+def test_malformed_json_is_invalid_json(admin: Api) -> None:
+    response = admin.post(
+        "/workspaces", content=b'{"name": "x",', headers={"Content-Type": "application/json"}
+    )
+    details = assert_error(response, 400, "INVALID_REQUEST")
+    assert details["reason"] == "invalid_json"
+    assert details["field"] == "body"
+
+
+def test_body_that_is_not_an_object_is_invalid_type(admin: Api) -> None:
+    details = assert_error(admin.post("/workspaces", json=["name"]), 400, "INVALID_REQUEST")
+    assert details == {"field": "body", "reason": "invalid_type"}
+
+
+def test_missing_body_is_required(admin: Api) -> None:
+    details = assert_error(admin.post("/workspaces"), 400, "INVALID_REQUEST")
+    assert details == {"field": "body", "reason": "required"}
+
+
+def test_unknown_body_field_is_rejected(admin: Api) -> None:
+    response = admin.post("/workspaces", {"name": "Team", "colour": "red"})
+    details = assert_error(response, 400, "INVALID_REQUEST")
+    assert details == {"field": "colour", "reason": "unknown_field"}
+    assert admin.ok("GET", "/workspaces")["total"] == 0
+
+
+@pytest.mark.parametrize("field", ["$id", "$createdAt", "$updatedAt"])
+def test_server_owned_field_is_read_only(admin: Api, field: str) -> None:
+    response = admin.post("/workspaces", {"name": "Team", field: "x"})
+    details = assert_error(response, 400, "INVALID_REQUEST")
+    assert details == {"field": field, "reason": "read_only"}
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", f"{API}/openapi.json", f"{API}/nope"])
+def test_every_response_has_a_request_id(api: Api, path: str) -> None:
+    first = api.client.get(path).headers["x-request-id"]
+    second = api.client.get(path).headers["x-request-id"]
+    assert first
+    assert first != second
+
+
+def test_request_id_on_api_success_and_errors(admin: Api, api: Api) -> None:
+    responses = [
+        admin.get("/workspaces"),
+        admin.post("/workspaces", {"name": "ok"}),
+        api.get("/workspaces"),
+        admin.request("PUT", "/workspaces"),
+        admin.post("/workspaces", {}),
+    ]
+    assert [r.status_code for r in responses] == [200, 201, 401, 405, 400]
+    ids = [r.headers.get("x-request-id") for r in responses]
+    assert all(ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_health_probes_need_no_key(api: Api) -> None:
+    health = api.client.get("/healthz")
+    assert health.status_code == 200
+    assert health.json() == {"status": "ok"}
+    ready = api.client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ok"}
+
+
+def test_readyz_reports_an_unreachable_database(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise OSError("connection refused")
+
+    engine = api.client.app.state.database.engine  # type: ignore[attr-defined]
+    monkeypatch.setattr(engine, "connect", refuse)
+    assert api.client.get("/readyz").status_code == 503
+    assert api.client.get("/healthz").status_code == 200
+
+
+def _walk(node: Any) -> Any:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def test_openapi_document_is_3_1_without_422(api: Api) -> None:
+    response = api.client.get(f"{API}/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    assert document["openapi"].startswith("3.1")
+    assert f"{API}/workspaces" in document["paths"]
+    assert "post" in document["paths"][f"{API}/workspaces"]
+    keys = set(_walk(document))
+    assert "422" not in keys
+    assert "HTTPValidationError" not in response.text
+    for path_item in document["paths"].values():
+        for operation in path_item.values():
+            assert "422" not in operation.get("responses", {})
+
+
+def test_docs_page_is_served(api: Api) -> None:
+    response = api.client.get("/docs")
+    assert response.status_code == 200
+    assert "text/html" in response.headers["content-type"]
+
+
+def test_unexpected_error_is_a_500_envelope_without_traceback(
+    admin: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(workspace_service, "list_workspaces", explode)
+    response = admin.get("/workspaces")
+    details = assert_error(response, 500, "INTERNAL")
+    assert details == {"requestId": response.headers["x-request-id"]}
+    assert "secret internal detail" not in response.text
+    assert "Traceback" not in response.text
+    assert "RuntimeError" not in response.text
+
+
+def test_a_500_rolls_back_the_request(admin: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = workspace_service.create_workspace
+
+    def create_then_fail(*args: Any, **kwargs: Any) -> Any:
+        original(*args, **kwargs)
+        raise RuntimeError("after the insert")
+
+    monkeypatch.setattr(workspace_service, "create_workspace", create_then_fail)
+    assert_error(admin.post("/workspaces", {"name": "Ghost"}), 500, "INTERNAL")
+    monkeypatch.undo()
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+
+
+def test_failing_commit_is_an_error_not_a_200(admin: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    original_commit = Session.commit
+    failures = []
+
+    def failing_commit(self: Session) -> None:
+        if not failures:
+            failures.append(True)
+            raise RuntimeError("disk full")
+        original_commit(self)
+
+    monkeypatch.setattr(Session, "commit", failing_commit)
+    response = admin.post("/workspaces", {"name": "Lost"})
+    assert failures == [True]
+    details = assert_error(response, 500, "INTERNAL")
+    assert details["requestId"] == response.headers["x-request-id"]
+    monkeypatch.undo()
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+
+
+def test_security_headers_on_responses(admin: Api) -> None:
+    response = admin.get("/workspaces")
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_timestamps_are_utc_with_milliseconds(admin: Api) -> None:
+    workspace = make_workspace(admin)
+    for field in ("$createdAt", "$updatedAt"):
+        value = workspace[field]
+        assert value.endswith("Z")
+        assert len(value) == len("2026-11-22T09:30:00.000Z")
+        assert value[19] == "."

@@ -1,0 +1,146 @@
+"""Listing work items (contract §5): every filter, paging, order, embeds, query count."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from sprintboard.db import Database
+from tests.factories import Api, make_project
+from tests.workitem_factories import Board, make_board
+
+
+@pytest.fixture
+def board(admin: Api) -> Board:
+    return make_board(admin, key="WEB")
+
+
+def keys(page: dict[str, Any]) -> list[str]:
+    return [item["key"] for item in page["documents"]]
+
+
+def test_workspace_id_is_required(board: Board) -> None:
+    response = board.api.get("/tasks")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {"field": "workspaceId", "reason": "required"}
+    outsider = make_board(board.api).member("MEMBER")[1]
+    assert outsider.get(f"/tasks?workspaceId={board.workspace_id}").status_code == 404
+
+
+def test_filters(board: Board) -> None:
+    alice, _ = board.member("MEMBER")
+    bob, _ = board.member("MEMBER")
+    sprint = board.sprint()
+    other = make_project(board.api, board.workspace_id, key="API")
+    board.api.ok("POST", f"/workspaces/{board.workspace_id}/work-item-types", {"name": "SPIKE"})
+    board.task(name="Login page", status="TODO", priority="HIGH", type="BUG",
+               assigneeIds=[alice["$id"]], labels=["ui", "auth"], dueDate="2026-03-01",
+               flagged=True, sprintId=sprint["$id"])  # WEB-1
+    board.task(name="Logout", status="IN_PROGRESS", priority="LOW", type="STORY",
+               assigneeIds=[alice["$id"], bob["$id"]], labels=["auth"],
+               dueDate="2026-03-10")  # WEB-2
+    board.task(name="Docs", status="DONE", type="SPIKE", labels=["ui"],
+               dueDate="2026-03-20", sprintId=sprint["$id"])  # WEB-3
+    board.task(name="Other login", projectId=other["$id"], labels=["ui", "auth", "x"])  # API-1
+    make_board(board.api).task(name="Login elsewhere")  # another workspace: never listed
+
+    cases: list[tuple[dict[str, Any], list[str]]] = [
+        ({}, ["WEB-1", "WEB-2", "WEB-3", "API-1"]),
+        ({"projectId": other["$id"]}, ["API-1"]),
+        ({"sprintId": sprint["$id"]}, ["WEB-1", "WEB-3"]),
+        ({"sprintId": "none"}, ["WEB-2", "API-1"]),
+        ({"status": "TODO"}, ["WEB-1"]),
+        ({"status": "TODO,DONE"}, ["WEB-1", "WEB-3"]),
+        ({"priority": "LOW,HIGH"}, ["WEB-1", "WEB-2"]),
+        ({"type": "BUG,SPIKE"}, ["WEB-1", "WEB-3"]),
+        ({"type": "TASK"}, ["API-1"]),
+        ({"assigneeId": alice["$id"]}, ["WEB-1", "WEB-2"]),
+        ({"assigneeId": bob["$id"]}, ["WEB-2"]),
+        ({"labels": "ui"}, ["WEB-1", "WEB-3", "API-1"]),
+        ({"labels": "ui,auth"}, ["WEB-1", "API-1"]),
+        ({"labels": "auth,x"}, ["API-1"]),
+        ({"dueDate": "2026-03-10"}, ["WEB-2"]),
+        ({"dueBefore": "2026-03-10"}, ["WEB-1"]),
+        ({"dueAfter": "2026-03-10"}, ["WEB-3"]),
+        ({"dueAfter": "2026-02-28", "dueBefore": "2026-03-20"}, ["WEB-1", "WEB-2"]),
+        ({"flagged": True}, ["WEB-1"]),
+        ({"flagged": False}, ["WEB-2", "WEB-3", "API-1"]),
+        ({"search": "LOGIN"}, ["WEB-1", "API-1"]),
+        ({"search": "web-2"}, ["WEB-2"]),
+        ({"search": "%"}, []),
+        ({"status": "TODO,IN_PROGRESS", "assigneeId": bob["$id"], "labels": "auth"}, ["WEB-2"]),
+    ]
+    for params, expected in cases:
+        page = board.list(**params)
+        assert (sorted(keys(page)), page["total"]) == (sorted(expected), len(expected)), params
+
+
+def test_bad_filter_values(board: Board) -> None:
+    for params, field in [
+        ("status=OPEN", "status"),
+        ("priority=LOW,NOPE", "priority"),
+        ("dueDate=2026-1-1", "dueDate"),
+        ("flagged=maybe", "flagged"),
+        ("limit=501", "limit"),
+        ("limit=0", "limit"),
+        ("offset=-1", "offset"),
+    ]:
+        response = board.api.get(f"/tasks?workspaceId={board.workspace_id}&{params}")
+        assert response.status_code == 400, params
+        assert response.json()["error"]["details"]["field"] == field, params
+
+
+def test_paging_order_and_embeds(board: Board) -> None:
+    alice, _ = board.member("MEMBER")
+    for n in range(1, 8):
+        board.task(name=f"T{n}", assigneeIds=[alice["$id"]] if n % 2 else [])
+    board.api.ok("PATCH", "/tasks/WEB-7", {"position": 0})
+    board.api.ok("PATCH", "/tasks/WEB-5", {"position": 2})  # ties with WEB-2: created later
+
+    order = ["WEB-7", "WEB-1", "WEB-2", "WEB-5", "WEB-3", "WEB-4", "WEB-6"]
+    assert keys(board.list()) == order
+    assert keys(board.list(limit=500)) == order
+    page = board.list(limit=3, offset=2)
+    assert (keys(page), page["total"]) == (order[2:5], 7)
+    page = board.list(limit=3, offset=6)
+    assert (keys(page), page["total"]) == (order[6:], 7)
+    page = board.list(offset=50)
+    assert (page["documents"], page["total"]) == ([], 7)
+
+    item = board.list(limit=1)["documents"][0]
+    assert item["project"] == {"$id": board.project_id, "name": board.project["name"], "key": "WEB"}
+    assert item["assignees"] == [{"$id": alice["$id"], "name": alice["name"], "email": alice["email"]}]
+    assert "comments" not in item and "timeLogs" not in item
+
+
+@contextmanager
+def counting_statements(database: Database) -> Iterator[list[str]]:
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(database.engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(database.engine, "before_cursor_execute", count)
+
+
+def test_a_page_costs_a_fixed_number_of_statements(board: Board, database: Database) -> None:
+    users = [board.member("MEMBER")[0]["$id"] for _ in range(3)]
+    other = make_project(board.api, board.workspace_id)
+    for n in range(100):
+        project = {"projectId": other["$id"]} if n % 2 else {}
+        board.task(assigneeIds=[users[n % 3], users[(n + 1) % 3]], **project)
+
+    with counting_statements(database) as one:
+        page = board.list(limit=1)
+    assert len(page["documents"]) == 1 and page["documents"][0]["assignees"]
+    with counting_statements(database) as hundred:
+        page = board.list(limit=100)
+    assert len(page["documents"]) == 100
+    assert {a["$id"] for item in page["documents"] for a in item["assignees"]} == set(users)
+    assert len(hundred) == len(one), (one, hundred)
