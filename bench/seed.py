@@ -194,6 +194,10 @@ def _copy_items(session: Session, project_id: str, total: int) -> None:
     step = (last_position - first_position) / (count - 1) if count > 1 else 1.0
     key = session.scalar(select(Project.key).where(Project.id == project_id))
     if dialect == "postgresql":
+        # The copies reference rows that exist (they are copies of valid rows): skipping the
+        # per-row foreign key triggers makes the insert several times faster.
+        session.execute(text("SET LOCAL session_replication_role = replica"))
+        session.execute(text("SET LOCAL synchronous_commit = off"))
         numbers = "SELECT n FROM generate_series(1, :copies) AS n"
         new_id = (
             "lpad(to_hex(:millis + seq.n), 12, '0') || substr(md5(random()::text || seq.n), 1, 20)"

@@ -36,7 +36,7 @@ def free_port() -> int:
 
 @contextmanager
 def running_server(
-    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None, timeout: float = 30
+    database_url: str, *, workers: int = 1, env: dict[str, str] | None = None, timeout: float = 90
 ) -> Iterator[Server]:
     """`sprintboard serve` on a free port against `database_url`, ready when entered.
 

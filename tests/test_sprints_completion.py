@@ -2,6 +2,7 @@
 optimistic concurrency on PATCH and DELETE.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -54,7 +55,7 @@ def active_sprint_with_items(admin: Api) -> tuple[dict[str, Any], dict[str, Any]
     return project, sprint, [task_of(admin, item["$id"]) for item in items]
 
 
-COMPLETIONS = {
+COMPLETIONS: dict[str, Callable[[Api, dict[str, Any]], dict[str, Any]]] = {
     "POST moveTo backlog": lambda api, s: complete(
         api, s, {"unfinishedDetails": {"moveTo": "backlog"}}
     ),

@@ -97,15 +97,17 @@ def test_items_the_caller_cannot_see_are_not_found(board: Board) -> None:
     theirs = foreign.task()
     outsider, client = board.member("ADMIN")
     before = snapshot(board)
-    response = bulk(client, [{"$id": mine["$id"], "status": "DONE"},
-                             {"$id": theirs["$id"], "status": "DONE"}])
+    response = bulk(
+        client, [{"$id": mine["$id"], "status": "DONE"}, {"$id": theirs["$id"], "status": "DONE"}]
+    )
     assert response.status_code == 404
     assert snapshot(board) == before
     assert foreign.api.ok("GET", f"/tasks/{theirs['$id']}") == theirs
 
     add_member(foreign.api, foreign.workspace_id, outsider["$id"], "ADMIN")
-    response = bulk(client, [{"$id": mine["$id"], "status": "DONE"},
-                             {"$id": theirs["$id"], "status": "DONE"}])
+    response = bulk(
+        client, [{"$id": mine["$id"], "status": "DONE"}, {"$id": theirs["$id"], "status": "DONE"}]
+    )
     assert response.status_code == 400
     assert response.json()["error"]["details"]["reason"] == "mixed_workspaces"
     assert snapshot(board) == before
@@ -123,5 +125,10 @@ def test_viewers_may_not_bulk_update(board: Board) -> None:
 
 def test_unchanged_entries_keep_their_timestamps(board: Board) -> None:
     task = board.task(status="TODO")
-    data = board.api.ok("POST", "/tasks/bulk-update", {"tasks": [{"$id": task["$id"], "status": "TODO"}]}, status=200)
+    data = board.api.ok(
+        "POST",
+        "/tasks/bulk-update",
+        {"tasks": [{"$id": task["$id"], "status": "TODO"}]},
+        status=200,
+    )
     assert data["documents"][0]["$updatedAt"] == task["$updatedAt"]

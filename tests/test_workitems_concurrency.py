@@ -33,7 +33,7 @@ def test_concurrent_creates_get_consecutive_keys(database: Database, database_ur
             assert not failures, f"{failures[:3]}\n{server.log()[-3000:]}"
             keys = sorted(r.json()["data"]["key"] for r in responses)
             assert keys == sorted(f"RACE-{n}" for n in range(1, CREATES + 1))
-            listed = c.get(
-                "/tasks", params={"workspaceId": workspace["$id"], "limit": 500}
-            ).json()["data"]
+            listed = c.get("/tasks", params={"workspaceId": workspace["$id"], "limit": 500}).json()[
+                "data"
+            ]
             assert listed["total"] == CREATES

@@ -34,8 +34,10 @@ def test_create_answers_the_item_with_defaults(board: Board) -> None:
         "name": board.project["name"],
         "key": "WEB",
     }
-    assert task["comments"] == [] and task["timeLogs"] == []
-    assert task["$createdAt"].endswith("Z") and task["$createdAt"] == task["$updatedAt"]
+    assert task["comments"] == []
+    assert task["timeLogs"] == []
+    assert task["$createdAt"].endswith("Z")
+    assert task["$createdAt"] == task["$updatedAt"]
 
 
 DEFAULTS = {
@@ -207,6 +209,9 @@ FIELD_ERRORS: list[tuple[dict[str, Any], str, str]] = [
     ({"priority": "BLOCKER"}, "priority", "invalid_value"),
     ({"status": "OPEN"}, "status", "invalid_value"),
     ({"flagged": "yes"}, "flagged", "invalid_type"),
+    ({"type": "bug"}, "type", "invalid_value"),
+    ({"type": ""}, "type", "invalid_value"),
+    ({"type": "NOT A TYPE"}, "type", "invalid_value"),
     ({"colour": "red"}, "colour", "unknown_field"),
     ({"key": "WEB-9"}, "key", "read_only"),
     ({"$id": "abc"}, "$id", "read_only"),
@@ -229,5 +234,6 @@ def test_field_limits_at_the_edge_are_accepted(board: Board) -> None:
         estimatedHours=0,
         storyPoints=100_000,
     )
-    assert len(task["title"]) == 255 and len(task["labels"]) == 50
+    assert len(task["title"]) == 255
+    assert len(task["labels"]) == 50
     assert (task["estimatedHours"], task["storyPoints"]) == (0, 100_000)

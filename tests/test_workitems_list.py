@@ -35,14 +35,34 @@ def test_filters(board: Board) -> None:
     sprint = board.sprint()
     other = make_project(board.api, board.workspace_id, key="API")
     board.api.ok("POST", f"/workspaces/{board.workspace_id}/work-item-types", {"name": "SPIKE"})
-    board.task(name="Login page", status="TODO", priority="HIGH", type="BUG",
-               assigneeIds=[alice["$id"]], labels=["ui", "auth"], dueDate="2026-03-01",
-               flagged=True, sprintId=sprint["$id"])  # WEB-1
-    board.task(name="Logout", status="IN_PROGRESS", priority="LOW", type="STORY",
-               assigneeIds=[alice["$id"], bob["$id"]], labels=["auth"],
-               dueDate="2026-03-10")  # WEB-2
-    board.task(name="Docs", status="DONE", type="SPIKE", labels=["ui"],
-               dueDate="2026-03-20", sprintId=sprint["$id"])  # WEB-3
+    board.task(
+        name="Login page",
+        status="TODO",
+        priority="HIGH",
+        type="BUG",
+        assigneeIds=[alice["$id"]],
+        labels=["ui", "auth"],
+        dueDate="2026-03-01",
+        flagged=True,
+        sprintId=sprint["$id"],
+    )  # WEB-1
+    board.task(
+        name="Logout",
+        status="IN_PROGRESS",
+        priority="LOW",
+        type="STORY",
+        assigneeIds=[alice["$id"], bob["$id"]],
+        labels=["auth"],
+        dueDate="2026-03-10",
+    )  # WEB-2
+    board.task(
+        name="Docs",
+        status="DONE",
+        type="SPIKE",
+        labels=["ui"],
+        dueDate="2026-03-20",
+        sprintId=sprint["$id"],
+    )  # WEB-3
     board.task(name="Other login", projectId=other["$id"], labels=["ui", "auth", "x"])  # API-1
     make_board(board.api).task(name="Login elsewhere")  # another workspace: never listed
 
@@ -111,8 +131,11 @@ def test_paging_order_and_embeds(board: Board) -> None:
 
     item = board.list(limit=1)["documents"][0]
     assert item["project"] == {"$id": board.project_id, "name": board.project["name"], "key": "WEB"}
-    assert item["assignees"] == [{"$id": alice["$id"], "name": alice["name"], "email": alice["email"]}]
-    assert "comments" not in item and "timeLogs" not in item
+    assert item["assignees"] == [
+        {"$id": alice["$id"], "name": alice["name"], "email": alice["email"]}
+    ]
+    assert "comments" not in item
+    assert "timeLogs" not in item
 
 
 @contextmanager
@@ -138,7 +161,8 @@ def test_a_page_costs_a_fixed_number_of_statements(board: Board, database: Datab
 
     with counting_statements(database) as one:
         page = board.list(limit=1)
-    assert len(page["documents"]) == 1 and page["documents"][0]["assignees"]
+    assert len(page["documents"]) == 1
+    assert page["documents"][0]["assignees"]
     with counting_statements(database) as hundred:
         page = board.list(limit=100)
     assert len(page["documents"]) == 100

@@ -102,9 +102,11 @@ def test_patch_every_writable_field_and_clear_with_null(board: Board) -> None:
             "sprintId": None,
         },
     )
-    assert cleared["description"] is None and cleared["dueDate"] is None
+    assert cleared["description"] is None
+    assert cleared["dueDate"] is None
     assert cleared["assigneeIds"] == cleared["labels"] == cleared["assignees"] == []
-    assert cleared["estimatedHours"] is None and cleared["storyPoints"] is None
+    assert cleared["estimatedHours"] is None
+    assert cleared["storyPoints"] is None
     assert cleared["sprintId"] is None
 
 
@@ -175,7 +177,8 @@ def test_if_match(board: Board) -> None:
     board.task()
     etag = board.api.get("/tasks/WEB-1").headers["ETag"]
     first = board.api.patch("/tasks/WEB-1", {"title": "One"}, headers={"If-Match": etag})
-    assert first.status_code == 200 and first.headers["ETag"] != etag
+    assert first.status_code == 200
+    assert first.headers["ETag"] != etag
 
     stale = board.api.patch("/tasks/WEB-1", {"title": "Two"}, headers={"If-Match": etag})
     assert stale.status_code == 412
@@ -185,7 +188,8 @@ def test_if_match(board: Board) -> None:
 
     current = first.headers["ETag"]
     noop = board.api.patch("/tasks/WEB-1", {"title": "One"}, headers={"If-Match": current})
-    assert noop.status_code == 200 and noop.headers["ETag"] == current
+    assert noop.status_code == 200
+    assert noop.headers["ETag"] == current
     deleted = board.api.delete("/tasks/WEB-1", headers={"If-Match": current})
     assert deleted.status_code == 200
 

@@ -200,8 +200,13 @@ def _field_path(loc: Sequence[int | str]) -> str:
     return path or (str(loc[0]) if loc else "body")
 
 
-def validation_error_details(errors: Sequence[Any]) -> tuple[str, dict[str, Any]]:
-    """The message and details of a 400 for a list of Pydantic errors (the first one leads)."""
+def validation_error_details(
+    errors: Sequence[Any], *, is_update: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """The message and details of a 400 for a list of Pydantic errors (the first one leads).
+
+    `is_update`: the body is a PATCH, where fixed-at-creation fields are `immutable`.
+    """
     first = errors[0]
     loc = tuple(first.get("loc", ()))
     kind = first.get("type", "")
@@ -212,7 +217,7 @@ def validation_error_details(errors: Sequence[Any]) -> tuple[str, dict[str, Any]
     field = path.split(".")[0].split("[")[0]
     if reason == "unknown_field" and path == field:
         reason = "read_only" if field in READ_ONLY_FIELDS else reason
-        reason = "immutable" if field in IMMUTABLE_FIELDS else reason
+        reason = "immutable" if is_update and field in IMMUTABLE_FIELDS else reason
     if kind == "missing" and field == "body":
         reason = "required"
     if reason == "invalid_json":
@@ -236,8 +241,9 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def on_validation_error(_request: Request, exc: RequestValidationError) -> Response:
-        message, details = validation_error_details(exc.errors())
+    async def on_validation_error(request: Request, exc: RequestValidationError) -> Response:
+        is_update = request.method == "PATCH"
+        message, details = validation_error_details(exc.errors(), is_update=is_update)
         return error_response(400, "INVALID_REQUEST", message, details)
 
     @app.exception_handler(StarletteHTTPException)

@@ -5,9 +5,9 @@ refused before its body is read and before it opens a database session (on SQLit
 session takes the database lock). To count without a query, a key is identified by the
 SHA-256 of its secret: one secret is one key, and the digest is what the database stores.
 
-Each budget is a fixed window of the `limits` package (`SPRINTBOARD_RATE_LIMIT`, default
-`600/minute`), counted in memory, or in Redis when `SPRINTBOARD_REDIS_URL` is set so that every
-instance draws on one budget. A hit is two storage calls: increment (which starts the window
+Each budget is a fixed window (`SPRINTBOARD_RATE_LIMIT`, default `600/minute`, parsed by the
+`limits` package), counted in this process, or in Redis through `limits`' RedisStorage when
+`SPRINTBOARD_REDIS_URL` is set, so that every instance draws on one budget. A hit is two storage calls: increment (which starts the window
 on its first hit) and read the window's expiry. If Redis fails, requests are let through
 (fail open) and the limiter stays off for a few seconds before it tries again, so an outage
 costs one short timeout per interval, logged once, never an error to the client.
@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage, RedisStorage, Storage
+from limits.storage import RedisStorage, Storage
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
@@ -81,7 +81,7 @@ class Budget:
     """One limit (`600/minute`) counted per identifier in a `limits` storage."""
 
     def __init__(
-        self, item: RateLimitItem, storage: Storage, namespace: str, outage: Outage
+        self, item: RateLimitItem, storage: "Counters", namespace: str, outage: Outage
     ) -> None:
         self.item = item
         self.storage = storage
@@ -118,7 +118,43 @@ class Budget:
         return Verdict(allowed, limit, max(0, limit - used), reset)
 
 
-def make_storage(settings: Settings) -> Storage:
+class LocalCounters:
+    """Fixed-window counters in this process: the part of the `limits` storage interface that
+    `Budget` uses. `limits`' own MemoryStorage starts a timer thread on most increments
+    (about 0.1 ms each), too dear on every request; here expired windows are swept lazily.
+    """
+
+    SWEEP_EVERY = 10_000
+
+    def __init__(self) -> None:
+        self._windows: dict[str, tuple[float, int]] = {}
+        self._calls = 0
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        now = time.time()
+        self._calls += 1
+        if self._calls % self.SWEEP_EVERY == 0:
+            self._windows = {k: w for k, w in self._windows.items() if w[0] > now}
+        ends, used = self._windows.get(key, (0.0, 0))
+        if ends <= now:
+            ends, used = now + expiry, 0
+        used += amount
+        self._windows[key] = (ends, used)
+        return used
+
+    def get(self, key: str) -> int:
+        ends, used = self._windows.get(key, (0.0, 0))
+        return used if ends > time.time() else 0
+
+    def get_expiry(self, key: str) -> float:
+        ends, _ = self._windows.get(key, (0.0, 0))
+        return max(ends, time.time())
+
+
+Counters = Storage | LocalCounters
+
+
+def make_storage(settings: Settings) -> Counters:
     if settings.redis_url:
         return RedisStorage(
             settings.redis_url,
@@ -126,13 +162,13 @@ def make_storage(settings: Settings) -> Storage:
             socket_connect_timeout=REDIS_TIMEOUT,
             socket_timeout=REDIS_TIMEOUT,
         )
-    return MemoryStorage()
+    return LocalCounters()
 
 
 class RateLimitMiddleware:
-    def __init__(self, app: ASGIApp, *, settings: Settings, storage: Storage | None = None) -> None:
+    def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
         self.app = app
-        storage = storage or make_storage(settings)
+        storage = make_storage(settings)
         outage = Outage()
         self.keys = Budget(parse(settings.rate_limit), storage, "key", outage)
         self.failures = Budget(parse(settings.auth_failure_limit), storage, "authfail", outage)

@@ -65,8 +65,27 @@ DateTimeIn = Annotated[
         {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}]}
     ),
 ]
-Name = Annotated[str, Field(min_length=1, max_length=255)]
-LongText = Annotated[str, Field(max_length=65_536)]
+
+
+def at_most(limit: int) -> BeforeValidator:
+    """The length limit, applied to the string as sent: trimming comes after it, so that a
+    string the document calls too long (`maxLength`) is refused even if trimming would save it.
+    """
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > limit:
+            raise PydanticCustomError(
+                "string_too_long",
+                "String should have at most {max_length} characters",
+                {"max_length": limit},
+            )
+        return value
+
+    return BeforeValidator(check)
+
+
+Name = Annotated[str, Field(min_length=1, max_length=255), at_most(255)]
+LongText = Annotated[str, Field(max_length=65_536), at_most(65_536)]
 
 
 class One(BaseModel, Generic[T]):

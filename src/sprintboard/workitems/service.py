@@ -7,7 +7,20 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, cast, exists, func, literal, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    Numeric,
+    Row,
+    and_,
+    cast,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
@@ -482,7 +495,7 @@ def add_time_log(
     session.execute(
         update(WorkItem)
         .where(WorkItem.id == item.id)
-        .values(logged_hours=WorkItem.logged_hours + hours),
+        .values(logged_hours=_hours_sum(WorkItem.logged_hours + hours)),
         execution_options={"synchronize_session": False},
     )
     return log
@@ -569,6 +582,12 @@ def _check_sprint(
             "sprintId", "invalid_value", "sprintId: not an open sprint of this item's project."
         )
     return sprint.id
+
+
+def _hours_sum(total: ColumnElement[float]) -> ColumnElement[float]:
+    """`total`, rounded to 6 decimals: binary floats would show 0.1 + 0.2 h as
+    0.30000000000000004 h, and the contract wants `loggedHours` exact."""
+    return cast(func.round(cast(total, Numeric), 6), Float)
 
 
 def _unique(values: list[str]) -> list[str]:
