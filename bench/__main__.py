@@ -145,7 +145,7 @@ class Run:
         if not api.has("GET", "/tasks/{taskId}") and not api.has("GET", "/tasks/{id}"):
             self.run_load(api, "GET /projects/{id}", [Request("GET", f"{API}/projects/{board}")])
 
-        def step(name: str, available: bool, why: str, action: Callable[[], None]) -> None:
+        def step(name: str, available: bool, why: str, action: Callable[[], object]) -> None:
             if available and seeded.items_in("board"):
                 action()
             else:

@@ -49,10 +49,11 @@ def ensure_wrk() -> str | None:
     if found or os.geteuid() != 0 or not shutil.which("apt-get"):
         return found
     print("installing wrk from Debian's packages ...", file=sys.stderr)
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=False, env=env, **quiet)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=False, env=env, **quiet)
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]):
+        subprocess.run(
+            command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
     return shutil.which("wrk")
 
 

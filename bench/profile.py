@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--database", default="sqlite", choices=["sqlite", "postgresql"])
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--only", default="", help="profile the scenarios whose name has this")
     args = parser.parse_args(argv)
     py_spy = shutil.which("py-spy") or str(VENV_BIN / "py-spy")
     if not Path(py_spy).exists():
@@ -134,9 +135,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ),
                 )
             ],
+            "POST /tasks/bulk-update (500)": [
+                Request(
+                    "POST",
+                    f"{API}/tasks/bulk-update",
+                    orjson.dumps({"tasks": [{"$id": i, "status": status} for i in board[:500]]}),
+                )
+                for status in ("IN_REVIEW", "TODO")
+            ],
         }
         for name, requests in scenarios.items():
-            raw = WORK / f"profile-{args.database}-{name.split()[0]}-{len(requests)}.txt"
+            if args.only and args.only not in name:
+                continue
+            slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+            raw = WORK / f"profile-{args.database}-{slug}.txt"
             with Server(
                 "profiled", [str(VENV_BIN / "sprintboard"), "serve"], env=env, log=WORK / "p.log"
             ) as server:
@@ -149,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )  # fmt: skip
                 time.sleep(0.5)
                 result = loadgen.run(
-                    server.base_url, Load(requests, api.headers, 16, float(args.seconds))
+                    server.base_url,
+                    Load(requests, api.headers, 4 if "bulk" in name else 16, float(args.seconds)),
                 )
                 spy.wait()
             print(f"{name} ({args.database}): {result.rps:,.0f} rps under py-spy")

@@ -137,7 +137,7 @@ def test_two_workers_deliver_each_event_once(
 ) -> None:
     """Two worker processes: on PostgreSQL (`FOR UPDATE SKIP LOCKED`) with 1,000 events; on
     SQLite (one writer at a time) with fewer, to keep the suite fast."""
-    count = 1000 if database.dialect == "postgresql" else 200
+    count = 1000 if database.dialect == "postgresql" else 100
     workspace = make_workspace(admin)
     with Receiver() as receiver:
         make_webhook(admin, workspace["$id"], receiver.url, ["task.updated"])

@@ -209,3 +209,16 @@ def test_page_size_outside_1_to_500_is_400(admin: Api, limit: int) -> None:
 def test_page_size_500_is_accepted(admin: Api) -> None:
     make_workspace(admin)
     assert admin.ok("GET", "/workspaces?limit=500")["total"] == 1
+
+
+def test_a_nul_character_is_400_on_both_databases(admin: Api) -> None:
+    response = admin.post("/workspaces", {"name": "a\u0000b"})
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["reason"] == "invalid_value"
+    assert admin.ok("GET", "/workspaces")["total"] == 0
+
+
+def test_a_nul_character_in_a_parameter_is_400(admin: Api) -> None:
+    response = admin.get("/workspaces/a%00b")
+    assert admin.get("/events?workspaceId=a%00b").status_code == 400
+    assert response.status_code == 400

@@ -234,22 +234,16 @@ def test_events_of_one_item_arrive_in_order(admin: Api, database: Database) -> N
         admin.ok("PATCH", f"/tasks/{first['$id']}", {"title": "Third"})
         other = make_task(admin, project)
 
-        # The first event fails: the item's later events wait; another item's do not.
+        # Of the first item's three events only the oldest is due; the other item's is too.
         assert asyncio.run(deliver_due(database, limit=50, options=FAST)) == 2
         deliver_until(database, lambda: len(receiver.requests) == 5)
-    bodies = receiver.bodies()
-    items = [
-        (b["type"], b["data"]["workItem"]["$id"], b["data"]["workItem"]["title"]) for b in bodies
-    ]
-    assert items[:2] == [
-        ("task.created", first["$id"], "A task"),
-        ("task.created", other["$id"], "A task"),
-    ]
-    assert [i for i in items[2:] if i[1] == first["$id"]] == [
-        ("task.created", first["$id"], "A task"),
-        ("task.updated", first["$id"], "Second"),
-        ("task.updated", first["$id"], "Third"),
-    ]
+    order = {"A task": 0, "Second": 1, "Third": 2}
+    per_item: dict[str, list[int]] = {first["$id"]: [], other["$id"]: []}
+    for body in receiver.bodies():
+        per_item[body["data"]["workItem"]["$id"]].append(order[body["data"]["workItem"]["title"]])
+    # One of the first two requests got the 500 and was retried before anything newer.
+    assert sorted(per_item.values(), key=len) in ([[0], [0, 0, 1, 2]], [[0, 0], [0, 1, 2]])
+    assert all(seen == sorted(seen) for seen in per_item.values())
 
 
 def test_a_webhook_failing_too_long_is_disabled(admin: Api, database: Database) -> None:

@@ -1,4 +1,5 @@
-"""Request bodies the API refuses before parsing them: too large (413) or not JSON (415).
+"""Requests refused before parsing: bodies too large (413) or not JSON (415), and parameters
+holding U+0000 (400), which PostgreSQL cannot store or compare.
 
 A body declared larger than `MAX_BODY_BYTES` by `Content-Length` is refused unread. A body
 without a length (chunked) is read here, counting, and refused as soon as it passes the limit;
@@ -9,7 +10,13 @@ Python's recursion limit, which the error handler turns into a 400 `invalid_json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sprintboard.errors import PayloadTooLarge, UnsupportedMediaType, error_response
+from sprintboard.errors import (
+    AppError,
+    InvalidRequest,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    error_response,
+)
 
 MAX_BODY_BYTES = 1024 * 1024
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -20,6 +27,11 @@ class BodyGuardMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (b"%00" in scope["query_string"] or "\x00" in scope["path"]):
+            # PostgreSQL text cannot hold U+0000: refuse it in parameters as in bodies.
+            error = InvalidRequest("query", "invalid_value", "Parameters must not contain U+0000.")
+            await _refuse(error, scope, receive, send)
+            return
         if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)
             return
@@ -44,8 +56,8 @@ class BodyGuardMiddleware:
             receive = _replay(messages, receive)
             length = sum(len(m.get("body", b"")) for m in messages)
         if length and not _is_json(content_type):
-            error = UnsupportedMediaType("The request body must be `application/json`.")
-            await _refuse(error, scope, receive, send)
+            unsupported = UnsupportedMediaType("The request body must be `application/json`.")
+            await _refuse(unsupported, scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -86,8 +98,6 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-async def _refuse(
-    error: PayloadTooLarge | UnsupportedMediaType, scope: Scope, receive: Receive, send: Send
-) -> None:
+async def _refuse(error: AppError, scope: Scope, receive: Receive, send: Send) -> None:
     response = error_response(error.status, error.code, error.message, error.details)
     await response(scope, receive, send)

@@ -7,10 +7,11 @@ SHA-256 of its secret: one secret is one key, and the digest is what the databas
 
 Each budget is a fixed window (`SPRINTBOARD_RATE_LIMIT`, default `600/minute`, parsed by the
 `limits` package), counted in this process, or in Redis through `limits`' RedisStorage when
-`SPRINTBOARD_REDIS_URL` is set, so that every instance draws on one budget. A hit is two storage calls: increment (which starts the window
-on its first hit) and read the window's expiry. If Redis fails, requests are let through
-(fail open) and the limiter stays off for a few seconds before it tries again, so an outage
-costs one short timeout per interval, logged once, never an error to the client.
+`SPRINTBOARD_REDIS_URL` is set, so that every instance draws on one budget. A hit is two
+storage calls: increment (which starts the window on its first hit) and read its expiry.
+If Redis fails, requests are let through (fail open) and the limiter stays off for a few
+seconds before it tries again, so an outage costs one short timeout per interval, logged once,
+never an error to the client.
 
 Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
 `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers whenever the request

@@ -3,7 +3,14 @@
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 T = TypeVar("T")
@@ -19,6 +26,30 @@ class RequestModel(BaseModel):
     def sent(self, field: str) -> bool:
         """Whether the client sent this field (a PATCH distinguishes absent from null)."""
         return field in self.model_fields_set
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul_characters(cls, data: Any) -> Any:
+        """PostgreSQL text cannot hold U+0000, so no stored string may contain it (SQLite
+        would take it: refusing it everywhere keeps the two databases alike).
+        """
+        if isinstance(data, dict):
+            for name, value in data.items():
+                if _contains_nul(value):
+                    raise PydanticCustomError(
+                        "invalid_value", "{field}: must not contain U+0000.", {"field": name}
+                    )
+        return data
+
+
+def _contains_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_contains_nul(item) for item in value)
+    if isinstance(value, dict):
+        return any(_contains_nul(k) or _contains_nul(v) for k, v in value.items())
+    return False
 
 
 def _parse_date(value: Any) -> Any:

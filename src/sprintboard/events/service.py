@@ -356,6 +356,9 @@ def _deliveries(
             Webhook.enabled.is_(True),
         )
         .order_by(Webhook.id)
+        # A webhook deleted meanwhile must not fail this commit on its foreign key: KEY SHARE
+        # makes a concurrent delete wait for us, or hides the row if it committed first.
+        .with_for_update(read=True, key_share=True)
     ):
         for event_type in types:
             subscribed[workspace_id, event_type].append(webhook_id)
