@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from sprintboard.config import Settings
+from sprintboard.logs import configure_logging
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,9 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     settings = Settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(settings.log_level)
 
     if args.command == "migrate":
         _migrate(settings)
@@ -106,7 +105,8 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         port=port,
         workers=workers,
         log_level=settings.log_level.lower(),
-        access_log=False,
+        access_log=False,  # sprintboard.logs writes the access line, with the request id
+        log_config=None,  # uvicorn's own records go through the JSON handler too
         proxy_headers=True,
     )
 
