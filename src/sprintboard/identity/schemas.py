@@ -51,7 +51,10 @@ class KeyRead(Timestamps):
 
 
 class KeyCreated(KeyRead):
-    key: str = Field(description="The secret. Shown in this response only; keep it safe.")
+    key: str | None = Field(
+        description="The secret, shown in this response only; keep it safe. Null when the "
+        "response is an `Idempotency-Key` replay: the secret is stored only as a hash."
+    )
 
 
 class Me(UserRead):
