@@ -25,6 +25,7 @@ from sprintboard.models import (
     Workspace,
     WorkspaceMember,
 )
+from sprintboard.sql import raw
 
 
 class Role(StrEnum):
@@ -141,18 +142,17 @@ def access_workspace(
 
 
 def access_workspace_id(session: Session, caller: Caller, workspace_id: str) -> WorkspaceAccess:
-    """The caller's standing in a workspace, without loading the workspace itself."""
+    """The caller's standing in a workspace, without loading the workspace (a hot path)."""
     if not caller.sees_workspace(workspace_id):
         raise NotFound("Workspace")
-    role = session.scalar(
-        select(WorkspaceMember.role).where(
-            WorkspaceMember.workspace_id == workspace_id,
-            WorkspaceMember.user_id == caller.user_id,
-        )
+    row = raw(session).row(
+        "SELECT role FROM workspace_members WHERE workspace_id = :workspace_id"
+        " AND user_id = :user_id",
+        {"workspace_id": workspace_id, "user_id": caller.user_id},
     )
-    if role is None:
+    if row is None:
         raise NotFound("Workspace")
-    return WorkspaceAccess(caller, workspace_id, Role(role))
+    return WorkspaceAccess(caller, workspace_id, Role(row[0]))
 
 
 def access_project(
@@ -252,3 +252,30 @@ def access_sprints(
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
     ((workspace_id, role),) = workspaces.items()
     return sprints, WorkspaceAccess(caller, workspace_id, Role(role))
+
+
+def membership_join_sql(caller: Caller, workspace_column: str) -> tuple[str, dict[str, Any]]:
+    """The plain-SQL form of the membership rule, for the hot read paths (`sql.Raw`).
+
+    A JOIN that keeps only rows in workspaces the caller belongs to (and the key's own
+    workspace, if it is restricted), exposing the caller's role as `member_.role`.
+    """
+    sql = (
+        f" JOIN workspace_members member_ ON member_.workspace_id = {workspace_column}"
+        " AND member_.user_id = :caller_user_id"
+    )
+    params: dict[str, Any] = {"caller_user_id": caller.user_id}
+    if caller.key_workspace_id is not None:
+        sql += f" AND {workspace_column} = :caller_key_workspace_id"
+        params["caller_key_workspace_id"] = caller.key_workspace_id
+    return sql, params
+
+
+def workspace_access(caller: Caller, workspace_id: str, role: str) -> WorkspaceAccess:
+    """The standing a `membership_join_sql` row grants."""
+    return WorkspaceAccess(caller, workspace_id, Role(role))
+
+
+def is_work_item_key(ref: str) -> bool:
+    """Whether a reference is a key such as `WEB-12` rather than an `$id`."""
+    return _WORK_ITEM_KEY.match(ref) is not None

@@ -27,16 +27,16 @@ from typing import Any
 
 import orjson
 from sqlalchemy import event as sa_event
-from sqlalchemy import func, select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session, SessionTransaction
 
 from sprintboard.models import (
     Event,
-    Webhook,
     WorkspaceMember,
     new_id,
     utcnow,
 )
+from sprintboard.sql import raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
 SPRINT_EVENTS = (
@@ -254,20 +254,22 @@ def _new_ids(count: int) -> list[str]:
 
 
 def _draw_sequence_numbers(session: Session, workspace_ids: list[str], count: int) -> list[int]:
-    if session.get_bind().dialect.name != "postgresql":
+    db = raw(session)
+    if db.codec.sqlite:
         # BEGIN IMMEDIATE made this the only writer: nothing can take these numbers meanwhile.
-        top = session.scalar(select(func.max(Event.seq))) or 0
-        return list(range(top + 1, top + 1 + count))
+        top = db.row("SELECT max(seq) FROM events")
+        first = (top[0] if top and top[0] is not None else 0) + 1
+        return list(range(first, first + count))
     for workspace_id in workspace_ids:  # sorted: two batches never wait for each other in a ring
-        session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+        db.rows(
+            "SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))",
             {"key": f"sprintboard.events:{workspace_id}"},
         )
-    seqs = session.scalars(
-        text("SELECT nextval(pg_get_serial_sequence('events', 'seq')) FROM generate_series(1, :n)"),
+    seqs = db.rows(
+        "SELECT nextval(pg_get_serial_sequence('events', 'seq')) FROM generate_series(1, :n)",
         {"n": count},
-    ).all()
-    return sorted(seqs)
+    )
+    return sorted(int(row[0]) for row in seqs)
 
 
 def notification_recipients(
@@ -349,18 +351,18 @@ def _deliveries(
     session: Session, writer: _BulkWriter, rows: list[dict[str, Any]]
 ) -> list[tuple[Any, ...]]:
     subscribed: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for webhook_id, workspace_id, types in session.execute(
-        select(Webhook.id, Webhook.workspace_id, Webhook.events)
-        .where(
-            Webhook.workspace_id.in_({row["workspace_id"] for row in rows}),
-            Webhook.enabled.is_(True),
-        )
-        .order_by(Webhook.id)
-        # A webhook deleted meanwhile must not fail this commit on its foreign key: KEY SHARE
-        # makes a concurrent delete wait for us, or hides the row if it committed first.
-        .with_for_update(read=True, key_share=True)
+    db = raw(session)
+    workspaces = {f"w{i}": w for i, w in enumerate(sorted({row["workspace_id"] for row in rows}))}
+    # A webhook deleted meanwhile must not fail this commit on its foreign key: KEY SHARE
+    # makes a concurrent delete wait for us, or hides the row if it committed first.
+    lock = "" if db.codec.sqlite else " FOR KEY SHARE"
+    for webhook_id, workspace_id, types in db.rows(
+        "SELECT id, workspace_id, events FROM webhooks"
+        f" WHERE workspace_id IN ({', '.join(':' + name for name in workspaces)})"
+        f" AND enabled = :enabled ORDER BY id{lock}",
+        {**workspaces, "enabled": True},
     ):
-        for event_type in types:
+        for event_type in db.codec.json(types):
             subscribed[workspace_id, event_type].append(webhook_id)
     if not subscribed:
         return []

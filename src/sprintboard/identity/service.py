@@ -7,13 +7,14 @@ import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, Permission
 from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.models import ApiKey, User, WorkspaceMember, utcnow
+from sprintboard.sql import raw
 
 SECRET_PREFIX = "sb_"
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -32,33 +33,46 @@ def new_secret() -> str:
     return SECRET_PREFIX + secrets.token_urlsafe(32)
 
 
+_AUTHENTICATE = """
+SELECT k.id, k.secret_hash, k.permissions, k.workspace_id, k.expires_at, k.last_used_at,
+       k.revoked_at, u.id, u.name, u.email, u.is_org_admin
+FROM api_keys k JOIN users u ON u.id = k.user_id
+WHERE k.secret_hash = :secret_hash
+"""
+
+
 def authenticate(session: Session, secret: str) -> Caller:
+    """The caller behind an API key secret. Runs on every request, hence plain SQL."""
     if not _SECRET.match(secret):
         raise Unauthenticated()
     secret_hash = hash_secret(secret)
-    row = session.execute(
-        select(ApiKey, User)
-        .join(User, User.id == ApiKey.user_id)
-        .where(ApiKey.secret_hash == secret_hash)
-    ).first()
-    if row is None or not hmac.compare_digest(row[0].secret_hash, secret_hash):
+    db = raw(session)
+    row = db.row(_AUTHENTICATE, {"secret_hash": secret_hash})
+    if row is None or not hmac.compare_digest(row[1], secret_hash):
         raise Unauthenticated()
-    key, user = row
+    codec = db.codec
+    key_id, _, permissions, workspace_id, expires_at, last_used_at, revoked_at = row[:7]
     now = utcnow()
-    if key.revoked_at is not None:
+    if revoked_at is not None:
         raise Unauthenticated("This API key has been revoked.")
-    if key.expires_at is not None and key.expires_at <= now:
+    expires = codec.moment(expires_at)
+    if expires is not None and expires <= now:
         raise Unauthenticated("This API key has expired.")
-    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
+    last_used = codec.moment(last_used_at)
+    if last_used is None or now - last_used >= LAST_USED_RESOLUTION:
+        db.execute(
+            "UPDATE api_keys SET last_used_at = :now WHERE id = :id",
+            {"now": codec.param(now), "id": key_id},
+        )
+    permissions = codec.json(permissions)
     return Caller(
-        user_id=user.id,
-        name=user.name,
-        email=user.email,
-        is_org_admin=user.is_org_admin,
-        key_id=key.id,
-        key_permissions=frozenset(key.permissions) if key.permissions is not None else None,
-        key_workspace_id=key.workspace_id,
+        user_id=row[7],
+        name=row[8],
+        email=row[9],
+        is_org_admin=codec.bool(row[10]),
+        key_id=key_id,
+        key_permissions=frozenset(permissions) if permissions is not None else None,
+        key_workspace_id=workspace_id,
     )
 
 

@@ -28,7 +28,7 @@ from sprintboard.sprints.schemas import (
     SprintReorder,
     SprintUpdate,
 )
-from sprintboard.workitems.service import load_embeds
+from sprintboard.workitems.reads import read_sprint_items
 
 router = APIRouter(route_class=TransactionalRoute, tags=["sprints"])
 
@@ -131,11 +131,9 @@ async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: Call
 )
 async def get_sprint(sprint_id: SprintId, session: SessionDep, caller: CallerDep) -> Response:
     sprint, _ = access_sprint(session, caller, sprint_id)
-    items = service.sprint_items(session, sprint)
-    embeds = load_embeds(session, items)
     record = {
         **service.with_figures(sprint, service.figures_of(session, sprint.id)),
-        "workItems": [embeds.item(item) for item in items],
+        "workItems": read_sprint_items(session, sprint.id),
     }
     return one(record, headers={"ETag": etag(sprint.id, sprint.version)})
 

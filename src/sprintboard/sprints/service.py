@@ -273,16 +273,6 @@ def reorder_sprints(
     return project_id
 
 
-def sprint_items(session: Session, sprint: Sprint) -> list[WorkItem]:
-    return list(
-        session.scalars(
-            select(WorkItem)
-            .where(WorkItem.sprint_id == sprint.id)
-            .order_by(WorkItem.position, WorkItem.created_at, WorkItem.id)
-        )
-    )
-
-
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
     target = session.get(Sprint, target_id)
     field, path = "unfinishedDetails", "unfinishedDetails.moveTo.sprintId"

@@ -1,5 +1,5 @@
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -12,12 +12,12 @@ from sprintboard.access import (
     access_work_items,
     access_workspace_id,
 )
-from sprintboard.concurrency import IfMatch, check_if_match, etag
+from sprintboard.concurrency import IfMatch, check_if_match
 from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
 from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
-from sprintboard.workitems import service
+from sprintboard.workitems import reads, service
 from sprintboard.workitems.schemas import (
     BulkUpdate,
     CommentCreate,
@@ -46,12 +46,11 @@ def _csv(name: str, value: str | None, allowed: tuple[str, ...] | None = None) -
     return values
 
 
-def _detail(session: SessionDep, item: Any, *, status: int = 200) -> Response:
-    return one(
-        service.detail_json(session, item),
-        status=status,
-        headers={"ETag": etag(item.id, item.version)},
-    )
+def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response:
+    """The response to a write: the item as it now stands, re-read after the write."""
+    session.flush()
+    record, tag = reads.read_item(session, item_id)
+    return one(record, status=status, headers={"ETag": tag})
 
 
 @router.get(
@@ -86,7 +85,7 @@ async def list_tasks(
 ) -> Response:
     """Ordered by `position`, then `$createdAt`; each item embeds `project` and `assignees`."""
     access_workspace_id(session, caller, workspace_id)
-    filters = service.TaskFilters(
+    filters = reads.TaskFilters(
         project_id=project_id,
         sprint_id=sprint_id,
         statuses=_csv("status", status, STATUSES),
@@ -100,11 +99,10 @@ async def list_tasks(
         flagged=flagged,
         search=search or None,
     )
-    items, total = service.list_work_items(
+    items, total = reads.list_items(
         session, workspace_id=workspace_id, filters=filters, limit=page.limit, offset=page.offset
     )
-    embeds = service.load_embeds(session, items)
-    return many([embeds.item(item) for item in items], total)
+    return many(items, total)
 
 
 @router.post(
@@ -118,8 +116,8 @@ async def create_task(body: TaskCreate, session: SessionDep, caller: CallerDep) 
     """`name` (or `title`) becomes the `title`; the key is `<project key>-<n>`."""
     access = access_workspace_id(session, caller, body.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
-    item = service.create_work_item(session, access=access, data=body)
-    return _detail(session, item, status=201)
+    record, tag = service.create_work_item(session, access=access, data=body)
+    return one(record, status=201, headers={"ETag": tag})
 
 
 async def _limit_bulk_size(request: Request) -> None:
@@ -149,9 +147,9 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
         raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
     items, access = access_work_items(session, caller, ids)
     access.require(Permission.WORK_ITEM_WRITE)
-    updated = service.bulk_update(session, access=access, items=items, entries=body.tasks)
-    embeds = service.load_embeds(session, updated)
-    return many([embeds.item(item) for item in updated], len(updated))
+    service.bulk_update(session, access=access, items=items, entries=body.tasks)
+    session.flush()
+    return many(reads.read_items(session, ids), len(ids))
 
 
 @router.get(
@@ -161,8 +159,8 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     summary="Get a work item by `$id` or key",
 )
 async def get_task(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Response:
-    item, _ = access_work_item(session, caller, ref)
-    return _detail(session, item)
+    item = reads.read_visible_item(session, caller, ref)
+    return one(item.record, headers={"ETag": item.etag})
 
 
 @router.patch(
@@ -179,7 +177,7 @@ async def update_task(
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)
     service.update_work_item(session, access=access, item=item, data=body)
-    return _detail(session, item)
+    return _detail(session, item.id)
 
 
 @router.delete(

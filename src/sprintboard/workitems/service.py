@@ -3,7 +3,6 @@ lists with a fixed number of queries, Kanban bulk updates, comments and time log
 """
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -12,16 +11,11 @@ from sqlalchemy import (
     Float,
     Numeric,
     Row,
-    and_,
     cast,
-    exists,
     func,
-    literal,
-    or_,
     select,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from sprintboard.access import WorkspaceAccess
@@ -29,16 +23,16 @@ from sprintboard.errors import InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import (
     Comment,
-    Project,
     Sprint,
     TimeLog,
-    User,
     WorkItem,
     WorkspaceMember,
     new_id,
     utcnow,
 )
 from sprintboard.responses import iso, iso_date
+from sprintboard.sql import raw
+from sprintboard.workitems import reads
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
@@ -90,123 +84,96 @@ def item_json(item: WorkItem | Row[Any]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class Embeds:
-    """The projects and users that a page of work items refers to, loaded in two queries."""
-
-    projects: dict[str, dict[str, Any]]
-    users: dict[str, dict[str, Any]]
-
-    def item(self, item: WorkItem) -> dict[str, Any]:
-        return {
-            **item_json(item),
-            "project": self.projects[item.project_id],
-            "assignees": [self.users[u] for u in item.assignee_ids if u in self.users],
-        }
-
-
-def load_embeds(session: Session, items: Sequence[WorkItem]) -> Embeds:
-    project_ids = {item.project_id for item in items}
-    user_ids = {user_id for item in items for user_id in item.assignee_ids}
-    projects = (
-        {
-            row.id: {"$id": row.id, "name": row.name, "key": row.key}
-            for row in session.execute(
-                select(Project.id, Project.name, Project.key).where(Project.id.in_(project_ids))
-            )
-        }
-        if project_ids
-        else {}
-    )
-    users = (
-        {
-            row.id: {"$id": row.id, "name": row.name, "email": row.email}
-            for row in session.execute(
-                select(User.id, User.name, User.email).where(User.id.in_(user_ids))
-            )
-        }
-        if user_ids
-        else {}
-    )
-    return Embeds(projects, users)
-
-
 def active_sprint_id(session: Session, project_id: str) -> str | None:
     return session.scalar(
         select(Sprint.id).where(Sprint.project_id == project_id, Sprint.status == "ACTIVE")
     )
 
 
-def create_work_item(session: Session, *, access: WorkspaceAccess, data: TaskCreate) -> WorkItem:
+_NEXT_NUMBER = """
+UPDATE projects SET last_item_number = last_item_number + 1
+WHERE id = :project_id AND workspace_id = :workspace_id
+RETURNING last_item_number, key,
+    (SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'),
+    (SELECT max(position) FROM work_items WHERE project_id = :project_id)
+"""
+
+_INSERT_ITEM = """
+INSERT INTO work_items (
+    id, workspace_id, project_id, sprint_id, number, key, title, type, status, priority,
+    description, assignee_ids, labels, due_date, estimated_hours, story_points, flagged,
+    position, comment_count, logged_hours, created_by, version, created_at, updated_at
+) VALUES (
+    :id, :workspace_id, :project_id, :sprint_id, :number, :key, :title, :type, :status,
+    :priority, :description, :assignee_ids, :labels, :due_date, :estimated_hours,
+    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now
+)
+"""
+
+
+def create_work_item(
+    session: Session, *, access: WorkspaceAccess, data: TaskCreate
+) -> tuple[dict[str, Any], str]:
+    """Create a work item; returns it as the API shows it, and its ETag.
+
+    The hot write path, in plain SQL: one statement takes the next number from the project's
+    counter and, under that row's lock, reads the project key, the active sprint and the end
+    of the board; one inserts the item.
+    """
     title = _title(data.name, data.title)
     if title is None:
         raise InvalidRequest("name", "required", "name: a title is required.")
-    project = session.scalar(
-        select(Project).where(
-            Project.id == data.project_id, Project.workspace_id == access.workspace_id
-        )
-    )
-    if project is None:
-        raise InvalidRequest("projectId", "not_found", "projectId: no such project here.")
     _check_type(session, access.workspace_id, data.type)
     assignee_ids = _check_assignees(session, access.workspace_id, data.assignee_ids)
-    if data.sent("sprint_id"):
-        sprint_id = _check_sprint(session, project.id, access.workspace_id, data.sprint_id)
-    else:
-        sprint_id = active_sprint_id(session, project.id)
-
+    db = raw(session)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
-    number = session.execute(
-        update(Project)
-        .where(Project.id == project.id)
-        .values(last_item_number=Project.last_item_number + 1)
-        .returning(Project.last_item_number),
-        execution_options={"synchronize_session": False},
-    ).scalar_one()
-    position = data.position
-    if position is None:
-        last = session.scalar(
-            select(func.max(WorkItem.position)).where(WorkItem.project_id == project.id)
-        )
-        position = (last or 0.0) + 1.0
-    now = utcnow()
-    item = WorkItem(
-        id=new_id(),
-        workspace_id=access.workspace_id,
-        project_id=project.id,
-        sprint_id=sprint_id,
-        number=number,
-        key=f"{project.key}-{number}",
-        title=title,
-        type=data.type,
-        status=data.status or ("TODO" if sprint_id else "BACKLOG"),
-        priority=data.priority,
-        description=data.description,
-        assignee_ids=assignee_ids,
-        labels=_unique(data.labels),
-        due_date=data.due_date,
-        estimated_hours=data.estimated_hours,
-        story_points=data.story_points,
-        flagged=data.flagged,
-        position=position,
-        comment_count=0,
-        logged_hours=0.0,
-        created_by=access.caller.user_id,
-        version=1,
-        created_at=now,
-        updated_at=now,
+    counter = db.row(
+        _NEXT_NUMBER, {"project_id": data.project_id, "workspace_id": access.workspace_id}
     )
-    session.add(item)
+    if counter is None:
+        raise InvalidRequest("projectId", "not_found", "projectId: no such project here.")
+    number, project_key, active_sprint, last_position = counter
+    if data.sent("sprint_id"):
+        sprint_id = _check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
+    else:
+        sprint_id = active_sprint
+    item_id, codec = new_id(), db.codec
+    db.execute(
+        _INSERT_ITEM,
+        {
+            "id": item_id,
+            "workspace_id": access.workspace_id,
+            "project_id": data.project_id,
+            "sprint_id": sprint_id,
+            "number": number,
+            "key": f"{project_key}-{number}",
+            "title": title,
+            "type": data.type,
+            "status": data.status or ("TODO" if sprint_id else "BACKLOG"),
+            "priority": data.priority,
+            "description": data.description,
+            "assignee_ids": codec.json_param(assignee_ids),
+            "labels": codec.json_param(_unique(data.labels)),
+            "due_date": codec.day_param(data.due_date),
+            "estimated_hours": data.estimated_hours,
+            "story_points": data.story_points,
+            "flagged": data.flagged,
+            "position": data.position if data.position is not None else (last_position or 0) + 1,
+            "created_by": access.caller.user_id,
+            "now": codec.param(utcnow()),
+        },
+    )
+    record, tag = reads.read_item(session, item_id, history=False)
     events.record(
         session,
-        workspace_id=item.workspace_id,
+        workspace_id=access.workspace_id,
         type="task.created",
-        subject_id=item.id,
+        subject_id=item_id,
         actor_id=access.caller.user_id,
-        payload={"workItem": item_json(item)},
+        payload={"workItem": reads.event_form(record)},
     )
-    return item
+    return record, tag
 
 
 def update_work_item(
@@ -285,85 +252,6 @@ def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkIte
     session.delete(item)
 
 
-@dataclass(frozen=True)
-class TaskFilters:
-    project_id: str | None = None
-    sprint_id: str | None = None
-    """A sprint's `$id`, or `none` for the backlog."""
-    statuses: list[str] = field(default_factory=list)
-    priorities: list[str] = field(default_factory=list)
-    types: list[str] = field(default_factory=list)
-    assignee_id: str | None = None
-    labels: list[str] = field(default_factory=list)
-    due_date: date | None = None
-    due_before: date | None = None
-    due_after: date | None = None
-    flagged: bool | None = None
-    search: str | None = None
-
-
-def list_work_items(
-    session: Session, *, workspace_id: str, filters: TaskFilters, limit: int, offset: int
-) -> tuple[list[WorkItem], int]:
-    criteria = _criteria(session, workspace_id, filters)
-    items = list(
-        session.scalars(
-            select(WorkItem)
-            .where(*criteria)
-            .order_by(WorkItem.position, WorkItem.created_at, WorkItem.id)
-            .limit(limit)
-            .offset(offset)
-        )
-    )
-    total = session.scalar(select(func.count()).select_from(WorkItem).where(*criteria)) or 0
-    return items, total
-
-
-def _criteria(session: Session, workspace_id: str, f: TaskFilters) -> list[ColumnElement[bool]]:
-    criteria: list[ColumnElement[bool]] = [WorkItem.workspace_id == workspace_id]
-    if f.project_id is not None:
-        criteria.append(WorkItem.project_id == f.project_id)
-    if f.sprint_id == "none":
-        criteria.append(WorkItem.sprint_id.is_(None))
-    elif f.sprint_id is not None:
-        criteria.append(WorkItem.sprint_id == f.sprint_id)
-    if f.statuses:
-        criteria.append(WorkItem.status.in_(f.statuses))
-    if f.priorities:
-        criteria.append(WorkItem.priority.in_(f.priorities))
-    if f.types:
-        criteria.append(WorkItem.type.in_(f.types))
-    dialect = session.get_bind().dialect.name
-    if f.assignee_id is not None:
-        criteria.append(_json_array_contains(WorkItem.assignee_ids, [f.assignee_id], dialect))
-    if f.labels:
-        criteria.append(_json_array_contains(WorkItem.labels, f.labels, dialect))
-    if f.due_date is not None:
-        criteria.append(WorkItem.due_date == f.due_date)
-    if f.due_before is not None:
-        criteria.append(WorkItem.due_date < f.due_before)
-    if f.due_after is not None:
-        criteria.append(WorkItem.due_date > f.due_after)
-    if f.flagged is not None:
-        criteria.append(WorkItem.flagged.is_(f.flagged))
-    if f.search:
-        criteria.append(
-            or_(
-                WorkItem.title.icontains(f.search, autoescape=True),
-                WorkItem.key.icontains(f.search, autoescape=True),
-            )
-        )
-    return criteria
-
-
-def _json_array_contains(column: Any, values: list[str], dialect: str) -> ColumnElement[bool]:
-    """The JSON array in `column` holds every one of `values`."""
-    if dialect == "postgresql":
-        return cast(column, JSONB).op("@>", is_comparison=True)(literal(values, JSONB))
-    each = func.json_each(column).table_valued("value")
-    return and_(*(exists(select(1).select_from(each).where(each.c.value == v)) for v in values))
-
-
 def bulk_update(
     session: Session,
     *,
@@ -412,25 +300,6 @@ def bulk_update(
             updates.append((item, changes))
     record_updates(session, updates, actor_id=access.caller.user_id)
     return [items[e.id] for e in entries]
-
-
-def detail_json(session: Session, item: WorkItem) -> dict[str, Any]:
-    """The single-item form: the list form plus `comments` and `timeLogs`."""
-    comments = session.scalars(
-        select(Comment)
-        .where(Comment.work_item_id == item.id)
-        .order_by(Comment.created_at, Comment.id)
-    ).all()
-    time_logs = session.scalars(
-        select(TimeLog)
-        .where(TimeLog.work_item_id == item.id)
-        .order_by(TimeLog.created_at, TimeLog.id)
-    ).all()
-    return {
-        **load_embeds(session, [item]).item(item),
-        "comments": [comment_json(c) for c in comments],
-        "timeLogs": [time_log_json(t) for t in time_logs],
-    }
 
 
 def add_comment(session: Session, *, access: WorkspaceAccess, item: WorkItem, body: str) -> Comment:

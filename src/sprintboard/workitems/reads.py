@@ -1,0 +1,281 @@
+"""Reading work items for responses: the hot path, in plain SQL (see `sprintboard.sql`).
+
+Every work item a response shows comes through `ItemRows`: one statement for the items with
+their project, one for all their assignees, whatever the page size. Writes stay in
+`service.py` (SQLAlchemy); after a write the response re-reads the item from here.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import orjson
+from sqlalchemy.orm import Session
+
+from sprintboard.access import (
+    Caller,
+    WorkspaceAccess,
+    is_work_item_key,
+    membership_join_sql,
+    workspace_access,
+)
+from sprintboard.concurrency import etag
+from sprintboard.errors import Conflict, NotFound
+from sprintboard.sql import Codec, Raw, raw
+
+ITEM_COLUMNS = """
+wi.id, wi.key, wi.title, wi.type, wi.status, wi.priority, wi.description, wi.assignee_ids,
+wi.labels, wi.due_date, wi.estimated_hours, wi.story_points, wi.flagged, wi.sprint_id,
+wi.project_id, wi.workspace_id, wi.position, wi.comment_count, wi.logged_hours,
+wi.created_at, wi.updated_at, wi.version, p.name, p.key
+"""
+_ITEMS = f"SELECT {ITEM_COLUMNS} FROM work_items wi JOIN projects p ON p.id = wi.project_id"
+_VERSION = 21  # position of wi.version in ITEM_COLUMNS
+
+
+def item_from_row(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
+    """A work item as the API shows it, less `assignees` (see `attach_assignees`)."""
+    return {
+        "$id": row[0],
+        "key": row[1],
+        "title": row[2],
+        "type": row[3],
+        "status": row[4],
+        "priority": row[5],
+        "description": row[6],
+        "assigneeIds": codec.json(row[7]),
+        "labels": codec.json(row[8]),
+        "dueDate": codec.day(row[9]),
+        "estimatedHours": row[10],
+        "storyPoints": row[11],
+        "flagged": codec.bool(row[12]),
+        "sprintId": row[13],
+        "projectId": row[14],
+        "workspaceId": row[15],
+        "position": row[16],
+        "commentCount": row[17],
+        "loggedHours": row[18],
+        "$createdAt": codec.timestamp(row[19]),
+        "$updatedAt": codec.timestamp(row[20]),
+        "project": {"$id": row[14], "name": row[22], "key": row[23]},
+    }
+
+
+def attach_assignees(db: Raw, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Embed `assignees` ({$id, name, email}) in every item, in one statement."""
+    user_ids = sorted({user_id for item in items for user_id in item["assigneeIds"]})
+    users: dict[str, dict[str, Any]] = {}
+    if user_ids:
+        names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
+        placeholders = ", ".join(f":{name}" for name in names)
+        for user_id, name, email in db.rows(
+            f"SELECT id, name, email FROM users WHERE id IN ({placeholders})", names
+        ):
+            users[user_id] = {"$id": user_id, "name": name, "email": email}
+    for item in items:
+        item["assignees"] = [users[u] for u in item["assigneeIds"] if u in users]
+    return items
+
+
+@dataclass(frozen=True)
+class VisibleItem:
+    """A work item the caller may see, as the API shows it."""
+
+    record: dict[str, Any]
+    etag: str
+    access: WorkspaceAccess
+
+
+def read_visible_item(session: Session, caller: Caller, ref: str) -> VisibleItem:
+    """A work item by `$id` or key, with comments and time logs; 404 unless visible."""
+    db = raw(session)
+    join, params = membership_join_sql(caller, "wi.workspace_id")
+    column = "wi.key" if is_work_item_key(ref) else "wi.id"
+    rows = db.rows(
+        f"SELECT {ITEM_COLUMNS}, member_.role FROM work_items wi"
+        f" JOIN projects p ON p.id = wi.project_id{join} WHERE {column} = :ref LIMIT 2",
+        {**params, "ref": ref},
+    )
+    if not rows:
+        raise NotFound("Work item")
+    if len(rows) > 1:
+        raise Conflict("ambiguous_key", "Work item key matches several records; use its $id.")
+    row = rows[0]
+    record = _detail(db, row)
+    return VisibleItem(
+        record, etag(row[0], row[_VERSION]), workspace_access(caller, row[15], row[-1])
+    )
+
+
+def read_item(
+    session: Session, item_id: str, *, history: bool = True
+) -> tuple[dict[str, Any], str]:
+    """A work item the caller has already been given access to (after a write), and its ETag.
+
+    `history=False` skips reading comments and time logs: a new item has none.
+    """
+    db = raw(session)
+    row = db.row(f"{_ITEMS} WHERE wi.id = :id", {"id": item_id})
+    if row is None:
+        raise NotFound("Work item")
+    return _detail(db, row, history=history), etag(row[0], row[_VERSION])
+
+
+def event_form(record: dict[str, Any]) -> dict[str, Any]:
+    """The form events carry: the item's own fields, without embedded records."""
+    return {k: v for k, v in record.items() if k not in _EMBEDDED}
+
+
+_EMBEDDED = frozenset({"project", "assignees", "comments", "timeLogs"})
+
+
+def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, Any]:
+    codec = db.codec
+    item = attach_assignees(db, [item_from_row(row, codec)])[0]
+    if not history:
+        item["comments"], item["timeLogs"] = [], []
+        return item
+    item["comments"] = [
+        {
+            "$id": comment_id,
+            "workItemId": row[0],
+            "authorId": author_id,
+            "body": body,
+            "$createdAt": codec.timestamp(created_at),
+            "$updatedAt": codec.timestamp(updated_at),
+        }
+        for comment_id, author_id, body, created_at, updated_at in db.rows(
+            "SELECT id, author_id, body, created_at, updated_at FROM comments"
+            " WHERE work_item_id = :id ORDER BY created_at, id",
+            {"id": row[0]},
+        )
+    ]
+    item["timeLogs"] = [
+        {
+            "$id": log_id,
+            "workItemId": row[0],
+            "userId": user_id,
+            "hours": hours,
+            "date": codec.day(day),
+            "note": note,
+            "$createdAt": codec.timestamp(created_at),
+            "$updatedAt": codec.timestamp(updated_at),
+        }
+        for log_id, user_id, hours, day, note, created_at, updated_at in db.rows(
+            "SELECT id, user_id, hours, day, note, created_at, updated_at FROM time_logs"
+            " WHERE work_item_id = :id ORDER BY created_at, id",
+            {"id": row[0]},
+        )
+    ]
+    return item
+
+
+def read_items(session: Session, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Work items by `$id`, in the order given, with their embeds (bulk update's answer)."""
+    db = raw(session)
+    names = {f"i{i}": item_id for i, item_id in enumerate(ids)}
+    placeholders = ", ".join(f":{name}" for name in names)
+    rows = db.rows(f"{_ITEMS} WHERE wi.id IN ({placeholders})", names)
+    by_id = {row[0]: item_from_row(row, db.codec) for row in rows}
+    return attach_assignees(db, [by_id[item_id] for item_id in ids if item_id in by_id])
+
+
+def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:
+    """Every work item of a sprint, in board order, with their embeds."""
+    db = raw(session)
+    rows = db.rows(
+        f"{_ITEMS} WHERE wi.sprint_id = :sprint ORDER BY wi.position, wi.created_at, wi.id",
+        {"sprint": sprint_id},
+    )
+    return attach_assignees(db, [item_from_row(row, db.codec) for row in rows])
+
+
+@dataclass(frozen=True)
+class TaskFilters:
+    project_id: str | None = None
+    sprint_id: str | None = None
+    """A sprint's `$id`, or `none` for the backlog."""
+    statuses: Sequence[str] = ()
+    priorities: Sequence[str] = ()
+    types: Sequence[str] = ()
+    assignee_id: str | None = None
+    labels: Sequence[str] = ()
+    due_date: date | None = None
+    due_before: date | None = None
+    due_after: date | None = None
+    flagged: bool | None = None
+    search: str | None = None
+
+
+def list_items(
+    session: Session, *, workspace_id: str, filters: TaskFilters, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of a workspace's work items in board order, and how many match in all."""
+    db = raw(session)
+    where, params = _where(db, workspace_id, filters)
+    rows = db.rows(
+        f"{_ITEMS} WHERE {where} ORDER BY wi.position, wi.created_at, wi.id"
+        " LIMIT :limit OFFSET :offset",
+        {**params, "limit": limit, "offset": offset},
+    )
+    total_row = db.row(f"SELECT count(*) FROM work_items wi WHERE {where}", params)
+    total = int(total_row[0]) if total_row else 0
+    return attach_assignees(db, [item_from_row(row, db.codec) for row in rows]), total
+
+
+def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, Any]]:
+    clauses = ["wi.workspace_id = :workspace_id"]
+    params: dict[str, Any] = {"workspace_id": workspace_id}
+
+    def one_of(column: str, name: str, values: Sequence[Any]) -> None:
+        names = {f"{name}{i}": value for i, value in enumerate(values)}
+        params.update(names)
+        clauses.append(f"{column} IN ({', '.join(':' + n for n in names)})")
+
+    if f.project_id is not None:
+        clauses.append("wi.project_id = :project_id")
+        params["project_id"] = f.project_id
+    if f.sprint_id == "none":
+        clauses.append("wi.sprint_id IS NULL")
+    elif f.sprint_id is not None:
+        clauses.append("wi.sprint_id = :sprint_id")
+        params["sprint_id"] = f.sprint_id
+    if f.statuses:
+        one_of("wi.status", "status", f.statuses)
+    if f.priorities:
+        one_of("wi.priority", "priority", f.priorities)
+    if f.types:
+        one_of("wi.type", "type", f.types)
+    contains = [("wi.assignee_ids", "assignee", [f.assignee_id] if f.assignee_id else [])]
+    contains.append(("wi.labels", "label", list(f.labels)))
+    for column, name, values in contains:
+        if not values:
+            continue
+        if db.codec.sqlite:
+            for i, value in enumerate(values):
+                clauses.append(
+                    f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = :{name}{i})"
+                )
+                params[f"{name}{i}"] = value
+        else:
+            clauses.append(f"{column} @> CAST(:{name}s AS jsonb)")
+            params[f"{name}s"] = orjson.dumps(values).decode()
+    for operator, name, day in (
+        ("=", "due_date", f.due_date),
+        ("<", "due_before", f.due_before),
+        (">", "due_after", f.due_after),
+    ):
+        if day is not None:
+            clauses.append(f"wi.due_date {operator} :{name}")
+            params[name] = day.isoformat() if db.codec.sqlite else day
+    if f.flagged is not None:
+        clauses.append("wi.flagged = :flagged")
+        params["flagged"] = f.flagged
+    if f.search:
+        escaped = f.search.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+        clauses.append(
+            "(LOWER(wi.title) LIKE :search ESCAPE '!' OR LOWER(wi.key) LIKE :search ESCAPE '!')"
+        )
+        params["search"] = f"%{escaped}%"
+    return " AND ".join(clauses), params
