@@ -189,30 +189,6 @@ def visible_workspace_ids(caller: Caller) -> Select[str]:
     return query
 
 
-def access_work_items(
-    session: Session, caller: Caller, ids: list[str]
-) -> tuple[dict[str, WorkItem], WorkspaceAccess]:
-    """Several work items by `$id`, all in one workspace (a bulk update's rule).
-
-    Any item the caller cannot see makes the whole request "not found"; visible items in
-    more than one workspace are a 400 `mixed_workspaces`.
-    """
-    query = _membership_join(
-        select(WorkItem, WorkspaceMember.role), caller, WorkItem.workspace_id
-    ).where(WorkItem.id.in_(ids))
-    rows = session.execute(query).all()
-    items = {item.id: item for item, _ in rows}
-    if len(items) != len(set(ids)):
-        raise NotFound("Work item")
-    workspaces = {item.workspace_id: role for item, role in rows}
-    if len(workspaces) > 1:
-        raise InvalidRequest(
-            "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
-        )
-    ((workspace_id, role),) = workspaces.items()
-    return items, WorkspaceAccess(caller, workspace_id, Role(role))
-
-
 def access_webhook(
     session: Session, caller: Caller, webhook_id: str
 ) -> tuple[Webhook, WorkspaceAccess]:

@@ -108,6 +108,17 @@ class Raw:
         finally:
             cursor.close()
 
+    def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run one statement for many parameter sets (pipelined by psycopg)."""
+        if not rows:
+            return
+        self.run(sql, rows[0]).close()  # through `run`, so statement counters see it
+        cursor = self._dbapi.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.executemany(sql if self.codec.sqlite else _for_postgres(sql), rows[1:])
+        finally:
+            cursor.close()
+
     def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
         """Every statement goes through here: an open cursor that has executed `sql`."""
         cursor = self._dbapi.cursor()  # type: ignore[union-attr]

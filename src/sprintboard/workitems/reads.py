@@ -21,7 +21,7 @@ from sprintboard.access import (
     workspace_access,
 )
 from sprintboard.concurrency import etag
-from sprintboard.errors import Conflict, NotFound
+from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, raw
 
 ITEM_COLUMNS = """
@@ -171,14 +171,33 @@ def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, A
     return item
 
 
-def read_items(session: Session, ids: Sequence[str]) -> list[dict[str, Any]]:
-    """Work items by `$id`, in the order given, with their embeds (bulk update's answer)."""
+def read_visible_items(
+    session: Session, caller: Caller, ids: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], WorkspaceAccess]:
+    """Several work items by `$id`, all in one workspace (a bulk update's rule).
+
+    Any item the caller cannot see makes the whole request "not found"; visible items in more
+    than one workspace are a 400 `mixed_workspaces`. Records come without `assignees`.
+    """
     db = raw(session)
+    join, params = membership_join_sql(caller, "wi.workspace_id")
     names = {f"i{i}": item_id for i, item_id in enumerate(ids)}
-    placeholders = ", ".join(f":{name}" for name in names)
-    rows = db.rows(f"{_ITEMS} WHERE wi.id IN ({placeholders})", names)
-    by_id = {row[0]: item_from_row(row, db.codec) for row in rows}
-    return attach_assignees(db, [by_id[item_id] for item_id in ids if item_id in by_id])
+    rows = db.rows(
+        f"SELECT {ITEM_COLUMNS}, member_.role FROM work_items wi"
+        f" JOIN projects p ON p.id = wi.project_id{join}"
+        f" WHERE wi.id IN ({', '.join(':' + name for name in names)})",
+        {**params, **names},
+    )
+    if len(rows) != len(set(ids)):
+        raise NotFound("Work item")
+    roles = {row[15]: row[-1] for row in rows}
+    if len(roles) > 1:
+        raise InvalidRequest(
+            "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
+        )
+    ((workspace_id, role),) = roles.items()
+    records = {row[0]: item_from_row(row, db.codec) for row in rows}
+    return records, workspace_access(caller, workspace_id=workspace_id, role=role)
 
 
 def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:

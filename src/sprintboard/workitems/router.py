@@ -9,7 +9,6 @@ from sprintboard.access import (
     Permission,
     access_comment,
     access_work_item,
-    access_work_items,
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match
@@ -145,11 +144,10 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     ids = [entry.id for entry in body.tasks]
     if len(set(ids)) != len(ids):
         raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
-    items, access = access_work_items(session, caller, ids)
+    records, access = reads.read_visible_items(session, caller, ids)
     access.require(Permission.WORK_ITEM_WRITE)
-    service.bulk_update(session, access=access, items=items, entries=body.tasks)
-    session.flush()
-    return many(reads.read_items(session, ids), len(ids))
+    updated = service.bulk_update(session, access=access, records=records, entries=body.tasks)
+    return many(updated, len(updated))
 
 
 @router.get(
