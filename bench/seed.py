@@ -161,7 +161,10 @@ def seed_by_copy(
                 .values(
                     last_item_number=select(func.max(WorkItem.number))
                     .where(WorkItem.project_id == project_id)
-                    .scalar_subquery()
+                    .scalar_subquery(),
+                    item_count=select(func.count(WorkItem.id))
+                    .where(WorkItem.project_id == project_id)
+                    .scalar_subquery(),
                 )
             )
             if session.get_bind().dialect.name == "postgresql":

@@ -9,7 +9,7 @@ from sqlalchemy import event
 
 from sprintboard.db import Database
 from sprintboard.sql import Raw
-from tests.factories import Api, make_project
+from tests.factories import Api, make_project, make_workspace
 from tests.workitem_factories import Board, make_board
 
 
@@ -179,3 +179,23 @@ def test_a_page_costs_a_fixed_number_of_statements(board: Board, database: Datab
     assert {a["$id"] for item in page["documents"] for a in item["assignees"]} == set(users)
     assert len(hundred) == len(one), (one, hundred)
     assert len(one) >= 4  # key, page, total, assignees: the counter sees the plain SQL too
+
+
+def test_unfiltered_totals_stay_exact_through_creates_and_deletes(board: Board) -> None:
+    """Unfiltered lists take `total` from counts kept per project; they must never drift."""
+    other = make_project(board.api, board.workspace_id)
+    mine = [board.task() for _ in range(4)]
+    theirs = [board.task(projectId=other["$id"]) for _ in range(3)]
+    board.api.ok("DELETE", f"/tasks/{mine[0]['$id']}")
+    board.api.ok("DELETE", f"/tasks/{theirs[0]['key']}")
+    board.task()
+
+    project_page = board.list(projectId=board.project_id, limit=2)
+    assert project_page["total"] == 4
+    assert len(project_page["documents"]) == 2
+    assert board.list(projectId=other["$id"])["total"] == 2
+    everything = board.list(limit=500)
+    assert everything["total"] == len(everything["documents"]) == 6
+    assert board.list(status="BACKLOG")["total"] == 6  # the counting path agrees
+    stranger = make_project(board.api, make_workspace(board.api)["$id"])
+    assert board.list(projectId=stranger["$id"]) == {"documents": [], "total": 0}

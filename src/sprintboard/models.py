@@ -150,6 +150,9 @@ class Project(Timestamped, Base):
     description: Mapped[str | None] = mapped_column(Text)
     last_item_number: Mapped[int] = mapped_column(Integer, default=0)
     """The per-project key counter: raised in the transaction that creates an item."""
+    item_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """How many work items the project has, kept by the statements that create and delete
+    them: an unfiltered board list's `total` without counting 100,000 rows."""
 
 
 class WorkItemType(Timestamped, Base):
@@ -194,8 +197,17 @@ class WorkItem(Timestamped, Base):
     __tablename__ = "work_items"
     __table_args__ = (
         UniqueConstraint("project_id", "number"),
-        Index("ix_work_items_project_order", "project_id", "position", "created_at"),
-        Index("ix_work_items_workspace_order", "workspace_id", "position", "created_at"),
+        # Board order ends in `id` so that a page is read in index order, never sorted.
+        Index("ix_work_items_project_order", "project_id", "position", "created_at", "id"),
+        Index(
+            "ix_work_items_board_order",
+            "workspace_id",
+            "project_id",
+            "position",
+            "created_at",
+            "id",
+        ),
+        Index("ix_work_items_workspace_order", "workspace_id", "position", "created_at", "id"),
         Index("ix_work_items_workspace_key", "workspace_id", "key"),
         Index("ix_work_items_sprint", "sprint_id", "status"),
     )

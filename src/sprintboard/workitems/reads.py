@@ -238,9 +238,24 @@ def list_items(
         " LIMIT :limit OFFSET :offset",
         {**params, "limit": limit, "offset": offset},
     )
-    total_row = db.row(f"SELECT count(*) FROM work_items wi WHERE {where}", params)
-    total = int(total_row[0]) if total_row else 0
+    total_row = db.row(*_total_query(filters, where, params))
+    total = int(total_row[0]) if total_row and total_row[0] is not None else 0
     return attach_assignees(db, [item_from_row(row, db.codec) for row in rows]), total
+
+
+def _total_query(
+    filters: TaskFilters, where: str, params: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """How to count the matches: an unfiltered board reads the projects' maintained counts
+    (constant time at any size); anything else counts the rows.
+    """
+    if filters == TaskFilters(project_id=filters.project_id):
+        project = " AND id = :project_id" if filters.project_id is not None else ""
+        return (
+            f"SELECT sum(item_count) FROM projects WHERE workspace_id = :workspace_id{project}",
+            params,
+        )
+    return f"SELECT count(*) FROM work_items wi WHERE {where}", params
 
 
 def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, Any]]:

@@ -91,7 +91,7 @@ def active_sprint_id(session: Session, project_id: str) -> str | None:
 
 
 _NEXT_NUMBER = """
-UPDATE projects SET last_item_number = last_item_number + 1
+UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
 WHERE id = :project_id AND workspace_id = :workspace_id
 RETURNING last_item_number, key,
     (SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'),
@@ -248,6 +248,9 @@ def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkIte
         subject_id=item.id,
         actor_id=access.caller.user_id,
         payload={"workItem": item_json(item)},
+    )
+    raw(session).execute(
+        "UPDATE projects SET item_count = item_count - 1 WHERE id = :id", {"id": item.project_id}
     )
     session.delete(item)
 
