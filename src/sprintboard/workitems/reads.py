@@ -226,6 +226,22 @@ class TaskFilters:
     flagged: bool | None = None
     search: str | None = None
 
+    def narrows_within_projects(self) -> bool:
+        """Whether any filter beyond `project_id` applies."""
+        return bool(
+            self.sprint_id
+            or self.statuses
+            or self.priorities
+            or self.types
+            or self.assignee_id
+            or self.labels
+            or self.due_date
+            or self.due_before
+            or self.due_after
+            or self.flagged is not None
+            or self.search
+        )
+
 
 def list_items(
     session: Session, *, workspace_id: str, filters: TaskFilters, limit: int, offset: int
@@ -249,7 +265,7 @@ def _total_query(
     """How to count the matches: an unfiltered board reads the projects' maintained counts
     (constant time at any size); anything else counts the rows.
     """
-    if filters == TaskFilters(project_id=filters.project_id):
+    if not filters.narrows_within_projects():
         project = " AND id = :project_id" if filters.project_id is not None else ""
         return (
             f"SELECT sum(item_count) FROM projects WHERE workspace_id = :workspace_id{project}",
