@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select, update
+from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -16,7 +16,8 @@ from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
 from sprintboard.sprints.schemas import SprintCreate, SprintUpdate, sprint_json
-from sprintboard.workitems.service import item_json
+from sprintboard.sql import raw
+from sprintboard.workitems.reads import event_form, read_rows
 
 API_FIELDS = {
     "name": "name",
@@ -214,41 +215,40 @@ def move_items(
 
     Only `sprintId` changes (and the item's version and `$updatedAt` with it).
     """
-    criteria = [WorkItem.sprint_id == sprint.id]
-    if only_unfinished:
-        criteria.append(WorkItem.status != "DONE")
-    rows = session.execute(select(WorkItem.__table__).where(*criteria)).all()
-    if not rows:
+    db = raw(session)
+    unfinished = " AND wi.status <> 'DONE'" if only_unfinished else ""
+    moved = read_rows(session, f"wi.sprint_id = :sprint_id{unfinished}", {"sprint_id": sprint.id})
+    if not moved:
         return 0
     now = utcnow()
-    session.execute(
-        update(WorkItem)
-        .where(*criteria)
-        .values(sprint_id=to_sprint_id, version=WorkItem.version + 1, updated_at=now),
-        execution_options={"synchronize_session": False},
+    db.execute(
+        "UPDATE work_items SET sprint_id = :to_sprint_id, version = version + 1,"
+        f" updated_at = :now WHERE sprint_id = :sprint_id{unfinished.replace('wi.', '')}",
+        {"to_sprint_id": to_sprint_id, "now": db.codec.param(now), "sprint_id": sprint.id},
     )
     changes = {"sprintId": {"from": sprint.id, "to": to_sprint_id}}
+    updated_at = iso(now)
     events.record_many(
         session,
         [
             {
-                "workspace_id": row.workspace_id,
+                "workspace_id": item["workspaceId"],
                 "type": "task.updated",
-                "subject_id": row.id,
+                "subject_id": item["$id"],
                 "actor_id": caller.user_id,
                 "payload": {
                     "workItem": {
-                        **item_json(row),
+                        **event_form(item),
                         "sprintId": to_sprint_id,
-                        "$updatedAt": iso(now),
+                        "$updatedAt": updated_at,
                     },
                     "changes": changes,
                 },
             }
-            for row in rows
+            for item in moved
         ],
     )
-    return len(rows)
+    return len(moved)
 
 
 def reorder_sprints(

@@ -200,6 +200,12 @@ def read_visible_items(
     return records, workspace_access(caller, workspace_id=workspace_id, role=role)
 
 
+def read_rows(session: Session, where: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Work items matching a condition on `wi`, as the API shows them less `assignees`."""
+    db = raw(session)
+    return [item_from_row(row, db.codec) for row in db.rows(f"{_ITEMS} WHERE {where}", params)]
+
+
 def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:
     """Every work item of a sprint, in board order, with their embeds."""
     db = raw(session)

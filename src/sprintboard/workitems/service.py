@@ -10,7 +10,6 @@ from sqlalchemy import (
     ColumnElement,
     Float,
     Numeric,
-    Row,
     cast,
     func,
     select,
@@ -54,11 +53,8 @@ API_FIELDS = {
 }
 
 
-def item_json(item: WorkItem | Row[Any]) -> dict[str, Any]:
-    """A work item's own fields, without embedded records (the form events carry).
-
-    Takes a loaded item or a row of the work_items table (bulk moves read rows).
-    """
+def item_json(item: WorkItem) -> dict[str, Any]:
+    """A loaded work item's own fields, without embedded records (the form events carry)."""
     return {
         "$id": item.id,
         "key": item.key,
