@@ -136,38 +136,8 @@ def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, A
     if not history:
         item["comments"], item["timeLogs"] = [], []
         return item
-    item["comments"] = [
-        {
-            "$id": comment_id,
-            "workItemId": row[0],
-            "authorId": author_id,
-            "body": body,
-            "$createdAt": codec.timestamp(created_at),
-            "$updatedAt": codec.timestamp(updated_at),
-        }
-        for comment_id, author_id, body, created_at, updated_at in db.rows(
-            "SELECT id, author_id, body, created_at, updated_at FROM comments"
-            " WHERE work_item_id = :id ORDER BY created_at, id",
-            {"id": row[0]},
-        )
-    ]
-    item["timeLogs"] = [
-        {
-            "$id": log_id,
-            "workItemId": row[0],
-            "userId": user_id,
-            "hours": hours,
-            "date": codec.day(day),
-            "note": note,
-            "$createdAt": codec.timestamp(created_at),
-            "$updatedAt": codec.timestamp(updated_at),
-        }
-        for log_id, user_id, hours, day, note, created_at, updated_at in db.rows(
-            "SELECT id, user_id, hours, day, note, created_at, updated_at FROM time_logs"
-            " WHERE work_item_id = :id ORDER BY created_at, id",
-            {"id": row[0]},
-        )
-    ]
+    item["comments"], _ = read_comments(db, row[0])
+    item["timeLogs"], _ = read_time_logs(db, row[0])
     return item
 
 
@@ -198,6 +168,84 @@ def read_visible_items(
     ((workspace_id, role),) = roles.items()
     records = {row[0]: item_from_row(row, db.codec) for row in rows}
     return records, workspace_access(caller, workspace_id=workspace_id, role=role)
+
+
+_COMMENTS = "SELECT id, work_item_id, author_id, body, created_at, updated_at FROM comments"
+_TIME_LOGS = (
+    "SELECT id, work_item_id, user_id, hours, day, note, created_at, updated_at FROM time_logs"
+)
+_ALL = 1_000_000_000
+
+
+def read_comments(
+    db: Raw, item_id: str, *, limit: int = _ALL, offset: int = 0
+) -> tuple[list[dict[str, Any]], int]:
+    """A work item's comments, oldest first, and how many it has."""
+    rows = db.rows(
+        f"{_COMMENTS} WHERE work_item_id = :id ORDER BY created_at, id LIMIT :limit OFFSET :offset",
+        {"id": item_id, "limit": limit, "offset": offset},
+    )
+    comments = [_comment(row, db.codec) for row in rows]
+    if offset == 0 and len(comments) < limit:
+        return comments, len(comments)
+    total = db.row("SELECT count(*) FROM comments WHERE work_item_id = :id", {"id": item_id})
+    return comments, int(total[0]) if total else 0
+
+
+def read_comment(db: Raw, comment_id: str) -> dict[str, Any]:
+    row = db.row(f"{_COMMENTS} WHERE id = :id", {"id": comment_id})
+    if row is None:
+        raise NotFound("Comment")
+    return _comment(row, db.codec)
+
+
+def read_time_logs(
+    db: Raw, item_id: str, *, limit: int = _ALL, offset: int = 0
+) -> tuple[list[dict[str, Any]], int]:
+    """A work item's time logs, oldest first, and how many it has."""
+    rows = db.rows(
+        f"{_TIME_LOGS} WHERE work_item_id = :id ORDER BY created_at, id"
+        " LIMIT :limit OFFSET :offset",
+        {"id": item_id, "limit": limit, "offset": offset},
+    )
+    logs = [_time_log(row, db.codec) for row in rows]
+    if offset == 0 and len(logs) < limit:
+        return logs, len(logs)
+    total = db.row("SELECT count(*) FROM time_logs WHERE work_item_id = :id", {"id": item_id})
+    return logs, int(total[0]) if total else 0
+
+
+def read_time_log(db: Raw, log_id: str) -> dict[str, Any]:
+    row = db.row(f"{_TIME_LOGS} WHERE id = :id", {"id": log_id})
+    if row is None:
+        raise NotFound("Time log")
+    return _time_log(row, db.codec)
+
+
+def _comment(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
+    comment_id, item_id, author_id, body, created_at, updated_at = row
+    return {
+        "$id": comment_id,
+        "workItemId": item_id,
+        "authorId": author_id,
+        "body": body,
+        "$createdAt": codec.timestamp(created_at),
+        "$updatedAt": codec.timestamp(updated_at),
+    }
+
+
+def _time_log(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
+    log_id, item_id, user_id, hours, day, note, created_at, updated_at = row
+    return {
+        "$id": log_id,
+        "workItemId": item_id,
+        "userId": user_id,
+        "hours": hours,
+        "date": codec.day(day),
+        "note": note,
+        "$createdAt": codec.timestamp(created_at),
+        "$updatedAt": codec.timestamp(updated_at),
+    }
 
 
 def read_rows(session: Session, where: str, params: dict[str, Any]) -> list[dict[str, Any]]:

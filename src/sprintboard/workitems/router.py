@@ -16,6 +16,7 @@ from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
 from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+from sprintboard.sql import raw
 from sprintboard.workitems import reads, service
 from sprintboard.workitems.schemas import (
     BulkUpdate,
@@ -203,10 +204,10 @@ async def list_comments(
     ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     item, _ = access_work_item(session, caller, ref)
-    comments, total = service.list_comments(
-        session, item=item, limit=page.limit, offset=page.offset
+    comments, total = reads.read_comments(
+        raw(session), item.id, limit=page.limit, offset=page.offset
     )
-    return many([service.comment_json(c) for c in comments], total)
+    return many(comments, total)
 
 
 @router.post(
@@ -221,7 +222,8 @@ async def add_comment(
     item, access = access_work_item(session, caller, ref)
     access.require(Permission.WORK_ITEM_WRITE)
     comment = service.add_comment(session, access=access, item=item, body=body.body)
-    return one(service.comment_json(comment), status=201)
+    session.flush()
+    return one(reads.read_comment(raw(session), comment.id), status=201)
 
 
 @router.delete(
@@ -247,8 +249,8 @@ async def list_time_logs(
     ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     item, _ = access_work_item(session, caller, ref)
-    logs, total = service.list_time_logs(session, item=item, limit=page.limit, offset=page.offset)
-    return many([service.time_log_json(t) for t in logs], total)
+    logs, total = reads.read_time_logs(raw(session), item.id, limit=page.limit, offset=page.offset)
+    return many(logs, total)
 
 
 @router.post(
@@ -265,4 +267,5 @@ async def add_time_log(
     log = service.add_time_log(
         session, access=access, item=item, hours=body.hours, day=body.date, note=body.note
     )
-    return one(service.time_log_json(log), status=201)
+    session.flush()
+    return one(reads.read_time_log(raw(session), log.id), status=201)

@@ -80,12 +80,6 @@ def item_json(item: WorkItem) -> dict[str, Any]:
     }
 
 
-def active_sprint_id(session: Session, project_id: str) -> str | None:
-    return session.scalar(
-        select(Sprint.id).where(Sprint.project_id == project_id, Sprint.status == "ACTIVE")
-    )
-
-
 _NEXT_NUMBER = """
 UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
 WHERE id = :project_id AND workspace_id = :workspace_id
@@ -366,20 +360,6 @@ def add_comment(session: Session, *, access: WorkspaceAccess, item: WorkItem, bo
     return comment
 
 
-def list_comments(
-    session: Session, *, item: WorkItem, limit: int, offset: int
-) -> tuple[Sequence[Comment], int]:
-    comments = session.scalars(
-        select(Comment)
-        .where(Comment.work_item_id == item.id)
-        .order_by(Comment.created_at, Comment.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    total = session.scalar(select(func.count()).where(Comment.work_item_id == item.id)) or 0
-    return comments, total
-
-
 def delete_comment(session: Session, *, comment: Comment) -> None:
     session.execute(
         update(WorkItem)
@@ -415,44 +395,6 @@ def add_time_log(
         execution_options={"synchronize_session": False},
     )
     return log
-
-
-def list_time_logs(
-    session: Session, *, item: WorkItem, limit: int, offset: int
-) -> tuple[Sequence[TimeLog], int]:
-    logs = session.scalars(
-        select(TimeLog)
-        .where(TimeLog.work_item_id == item.id)
-        .order_by(TimeLog.created_at, TimeLog.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    total = session.scalar(select(func.count()).where(TimeLog.work_item_id == item.id)) or 0
-    return logs, total
-
-
-def comment_json(comment: Comment) -> dict[str, Any]:
-    return {
-        "$id": comment.id,
-        "workItemId": comment.work_item_id,
-        "authorId": comment.author_id,
-        "body": comment.body,
-        "$createdAt": iso(comment.created_at),
-        "$updatedAt": iso(comment.updated_at),
-    }
-
-
-def time_log_json(log: TimeLog) -> dict[str, Any]:
-    return {
-        "$id": log.id,
-        "workItemId": log.work_item_id,
-        "userId": log.user_id,
-        "hours": log.hours,
-        "date": iso_date(log.day),
-        "note": log.note,
-        "$createdAt": iso(log.created_at),
-        "$updatedAt": iso(log.updated_at),
-    }
 
 
 def _title(name: str | None, title: str | None) -> str | None:
