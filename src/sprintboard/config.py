@@ -16,8 +16,9 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     rate_limit: str = "600/minute"
     """Requests per API key, in the `limits` notation (`600/minute`, `10/second`)."""
-    auth_failure_limit: str = "30/minute"
-    """Failed authentications per client address; past it, that address gets 429s."""
+    auth_failure_limit: str = "600/minute"
+    """Failed authentications per client address; past it, whatever from that address fails
+    to authenticate gets 429 instead of 401 (valid keys keep working)."""
     rate_limit_prefix: str = "sprintboard"
     """Namespace of the rate-limit counters in Redis: instances that share it share a budget."""
     log_level: str = "INFO"

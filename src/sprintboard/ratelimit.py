@@ -186,27 +186,38 @@ class RateLimitMiddleware:
             return
         client = scope.get("client")
         address = client[0] if client else "unknown"
+        secret = _bearer_secret(scope)
+        # Past its budget of failed authentications an address is refused whatever it sends
+        # that fails to authenticate; a valid key still works, so one misbehaving client
+        # behind a shared address cannot lock everyone else out.
         failures = self.failures.peek(address)
-        if failures is not None and not failures.allowed:
+        over_failures = failures is not None and not failures.allowed
+        if over_failures and secret is None:
+            assert failures is not None
             await self._refuse(failures, scope, receive, send)
             return
-        secret = _bearer_secret(scope)
         verdict = self.keys.hit(hashlib.sha256(secret).hexdigest()) if secret is not None else None
         if verdict is not None and not verdict.allowed:
             await self._refuse(verdict, scope, receive, send)
             return
         status = 0
+        swallowed = False
 
         async def send_with_headers(message: Message) -> None:
-            nonlocal status
+            nonlocal status, swallowed
             if message["type"] == "http.response.start":
                 status = message["status"]
+                swallowed = status == 401 and over_failures
                 if verdict is not None:
                     message["headers"] = [*message.get("headers", []), *verdict.headers()]
-            await send(message)
+            if not swallowed:
+                await send(message)
 
         await self.app(scope, receive, send_with_headers)
-        if status == 401:
+        if swallowed:
+            assert failures is not None
+            await self._refuse(failures, scope, receive, send)
+        elif status == 401:
             self.failures.hit(address)
 
     @staticmethod
