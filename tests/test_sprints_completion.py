@@ -152,7 +152,8 @@ def test_completion_refuses_bad_targets_and_foreign_ids(admin: Api) -> None:
     details = error(admin.patch(f"/sprints/{sprint['$id']}", move_to(foreign["$id"])), 400)[
         "details"
     ]
-    assert (details["field"], details["reason"]) == ("unfinishedDetails", "unknown_field")
+    # PATCH takes unfinishedDetails only together with status COMPLETED.
+    assert (details["field"], details["reason"]) == ("unfinishedDetails", "invalid_value")
 
     assert sprint_of(admin, sprint["$id"]) == before
     for item in items:

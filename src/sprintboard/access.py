@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from sprintboard.errors import Forbidden, InvalidRequest, NotFound
 from sprintboard.models import (
     Base,
     Comment,
@@ -125,12 +125,10 @@ def _access_one(
 ) -> tuple[RecordT, WorkspaceAccess]:
     workspace_column = model.workspace_id if model is not Workspace else model.id  # type: ignore[attr-defined]
     query = _membership_join(select(model, WorkspaceMember.role), caller, workspace_column)
-    rows = session.execute(query.where(*criteria).limit(2)).all()
-    if not rows:
+    row = session.execute(query.where(*criteria).limit(1)).first()
+    if row is None:
         raise NotFound(what)
-    if len(rows) > 1:
-        raise Conflict("ambiguous_key", f"{what} key matches several records; use its $id.")
-    record, role = rows[0]
+    record, role = row
     workspace_id = record.id if model is Workspace else record.workspace_id
     return record, WorkspaceAccess(caller, workspace_id, Role(role))
 
@@ -168,11 +166,25 @@ def access_sprint(
 
 
 def access_work_item(
-    session: Session, caller: Caller, ref: str
+    session: Session, caller: Caller, ref: str, *, workspace_id: str | None = None
 ) -> tuple[WorkItem, WorkspaceAccess]:
-    """A work item by `$id` or by key (`WEB-12`)."""
-    criterion = WorkItem.key == ref if _WORK_ITEM_KEY.match(ref) else WorkItem.id == ref
-    return _access_one(session, caller, WorkItem, "Work item", criterion)
+    """A work item by `$id` or by key (`WEB-12`).
+
+    Keys are unique per workspace. When a key matches items in several of the caller's
+    workspaces, `workspace_id` says which; without it the newest match wins.
+    """
+    query = _membership_join(select(WorkItem, WorkspaceMember.role), caller, WorkItem.workspace_id)
+    if _WORK_ITEM_KEY.match(ref):
+        query = query.where(WorkItem.key == ref).order_by(WorkItem.created_at.desc())
+    else:
+        query = query.where(WorkItem.id == ref)
+    if workspace_id is not None:
+        query = query.where(WorkItem.workspace_id == workspace_id)
+    row = session.execute(query.limit(1)).first()
+    if row is None:
+        raise NotFound("Work item")
+    item, role = row
+    return item, WorkspaceAccess(caller, item.workspace_id, Role(role))
 
 
 def access_comment(

@@ -122,6 +122,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         docs_url="/docs",
         redoc_url=None,
         default_response_class=JSONResponse,
+        redirect_slashes=False,
         lifespan=lifespan,
     )
     app.state.settings = settings

@@ -1,5 +1,6 @@
 """Optimistic concurrency: `ETag` from a record's version, checked against `If-Match`."""
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Header
@@ -9,6 +10,11 @@ from sprintboard.errors import PreconditionFailed
 
 def etag(record_id: str, version: int) -> str:
     return f'"{record_id}.{version}"'
+
+
+def stamp_version(updated_at: datetime) -> int:
+    """The version of a record without a counter: its `$updatedAt`, in milliseconds."""
+    return int(updated_at.timestamp() * 1000)
 
 
 def check_if_match(if_match: str | None, record_id: str, version: int) -> None:

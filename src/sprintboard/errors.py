@@ -184,6 +184,11 @@ READ_ONLY_FIELDS = frozenset(
         "timeLogs",
         "workItems",
         "isOrgAdmin",
+        "secret",
+        "authorId",
+        "userId",
+        "workItemId",
+        "deleted",
     }
 )
 """Server-owned fields: sending one is `read_only`, not `unknown_field`."""
@@ -215,6 +220,9 @@ def validation_error_details(
         reason = "invalid_type" if kind.endswith(("_type", "_parsing")) else "invalid_value"
     path = _field_path(loc)
     field = path.split(".")[0].split("[")[0]
+    named = (first.get("ctx") or {}).get("field")
+    if field == "body" and isinstance(named, str):  # a whole-body check that names its field
+        path = field = named
     if reason == "unknown_field" and path == field:
         reason = "read_only" if field in READ_ONLY_FIELDS else reason
         reason = "immutable" if is_update and field in IMMUTABLE_FIELDS else reason
@@ -254,9 +262,16 @@ def install_error_handlers(app: FastAPI) -> None:
             405: "Method not allowed on this route.",
         }.get(exc.status_code, str(exc.detail))
         headers = dict(exc.headers or {})
+        details: dict[str, Any] = {}
         if exc.status_code == 405:
             headers["Allow"] = ", ".join(_allowed_methods(request))
-        return error_response(exc.status_code, code, message, {}, headers)
+        if exc.status_code == 400:
+            # FastAPI's own 400: a body it could not decode (not UTF-8, nested too deep).
+            message, details = (
+                "body: not a JSON document.",
+                {"field": "body", "reason": "invalid_json"},
+            )
+        return error_response(exc.status_code, code, message, details, headers)
 
 
 def _allowed_methods(request: Request) -> list[str]:

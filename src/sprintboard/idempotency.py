@@ -116,7 +116,12 @@ class IdempotencyMiddleware:
         body, receive = await _read_body(receive)
         fingerprint = hashlib.sha256(
             b"\0".join(
-                [scope["method"].encode(), scope["path"].encode(), scope["query_string"], body]
+                [
+                    scope["method"].encode(),
+                    scope["path"].encode(),
+                    scope["query_string"],
+                    _canonical(body),
+                ]
             )
         ).hexdigest()
         self._purge_expired(database)
@@ -296,6 +301,14 @@ def _api_key_id(database: Database, secret_hash: str) -> str | None:
         return session.scalar(
             select(ApiKey.id).where(ApiKey.secret_hash == secret_hash, ApiKey.revoked_at.is_(None))
         )
+
+
+def _canonical(body: bytes) -> bytes:
+    """The body as JSON with sorted keys and no spacing, so equal documents compare equal."""
+    try:
+        return orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        return body
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, Receive]:

@@ -80,7 +80,10 @@ def _parse_datetime(value: Any) -> Any:
             "invalid_format", "Expected an ISO 8601 date (YYYY-MM-DD) or date-time."
         ) from None
     parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    parsed = parsed.astimezone(UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except OverflowError:
+        raise PydanticCustomError("out_of_range", "The date-time is out of range in UTC.") from None
     return parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
 
 

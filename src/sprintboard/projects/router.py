@@ -4,7 +4,9 @@ from fastapi import APIRouter, Path
 from starlette.responses import Response
 
 from sprintboard.access import Permission, access_project, access_workspace_id
+from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.models import Project
 from sprintboard.projects import service
 from sprintboard.projects.schemas import ProjectCreate, ProjectRead, ProjectUpdate, project_json
 from sprintboard.responses import deleted, many, one
@@ -14,6 +16,10 @@ router = APIRouter(route_class=TransactionalRoute, tags=["projects"])
 
 WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
 ProjectId = Annotated[str, Path(alias="id", description="The project's `$id`.")]
+
+
+def _tag(project: Project) -> dict[str, str]:
+    return {"ETag": etag(project.id, stamp_version(project.updated_at))}
 
 
 @router.get(
@@ -55,31 +61,41 @@ async def create_project(
 @router.get("/projects/{id}", response_model=One[ProjectRead], responses=error_responses(404))
 async def get_project(project_id: ProjectId, session: SessionDep, caller: CallerDep) -> Response:
     project, _ = access_project(session, caller, project_id)
-    return one(project_json(project))
+    return one(project_json(project), headers=_tag(project))
 
 
 @router.patch(
     "/projects/{id}",
     response_model=One[ProjectRead],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 403, 404, 412),
 )
 async def update_project(
-    project_id: ProjectId, body: ProjectUpdate, session: SessionDep, caller: CallerDep
+    project_id: ProjectId,
+    body: ProjectUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
 ) -> Response:
     project, access = access_project(session, caller, project_id)
     access.require(Permission.PROJECT_MANAGE)
+    check_if_match(if_match, project.id, stamp_version(project.updated_at))
     service.update_project(
         project, name=body.name, description=body.description, fields=body.model_fields_set
     )
-    return one(project_json(project))
+    return one(project_json(project), headers=_tag(project))
 
 
 @router.delete(
-    "/projects/{id}", response_model=One[DeletedRecord], responses=error_responses(403, 404)
+    "/projects/{id}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404, 412),
 )
-async def delete_project(project_id: ProjectId, session: SessionDep, caller: CallerDep) -> Response:
+async def delete_project(
+    project_id: ProjectId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+) -> Response:
     """Deletes the project with its sprints and work items."""
     project, access = access_project(session, caller, project_id)
     access.require(Permission.PROJECT_MANAGE)
+    check_if_match(if_match, project.id, stamp_version(project.updated_at))
     service.delete_project(session, project)
     return deleted(project.id)

@@ -164,7 +164,7 @@ async def update_sprint(
 
 
 def _require_for_update(access: WorkspaceAccess, body: SprintUpdate) -> None:
-    if body.model_fields_set - {"status"}:
+    if body.model_fields_set - {"status", "unfinished_details"}:
         access.require(Permission.SPRINT_CREATE)
     if "status" in body.model_fields_set:
         access.require(

@@ -24,6 +24,14 @@ class SprintCreate(RequestModel):
     )
 
 
+class MoveToSprint(RequestModel):
+    sprint_id: Ref = Field(alias="sprintId")
+
+
+class UnfinishedDetails(RequestModel):
+    move_to: Literal["backlog"] | MoveToSprint = Field("backlog", alias="moveTo")
+
+
 class SprintUpdate(RequestModel):
     # Absent means "unchanged"; an explicit null is refused where the field has no `| None`.
     name: Name = None  # type: ignore[assignment]
@@ -35,14 +43,11 @@ class SprintUpdate(RequestModel):
         None,  # type: ignore[arg-type]
         description="ACTIVE starts (SPRINT_START), COMPLETED completes (SPRINT_COMPLETE).",
     )
-
-
-class MoveToSprint(RequestModel):
-    sprint_id: Ref = Field(alias="sprintId")
-
-
-class UnfinishedDetails(RequestModel):
-    move_to: Literal["backlog"] | MoveToSprint = Field("backlog", alias="moveTo")
+    unfinished_details: UnfinishedDetails | None = Field(
+        None,
+        alias="unfinishedDetails",
+        description="With status COMPLETED: where unfinished items go (default: the backlog).",
+    )
 
 
 class SprintComplete(RequestModel):

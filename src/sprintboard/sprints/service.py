@@ -15,7 +15,7 @@ from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
-from sprintboard.sprints.schemas import SprintCreate, SprintUpdate, sprint_json
+from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import event_form, read_rows
 
@@ -125,6 +125,10 @@ def update_sprint(
     the update completed the sprint.
     """
     sent = data.model_fields_set
+    if "unfinished_details" in sent and data.status != "COMPLETED":
+        raise InvalidRequest(
+            "unfinishedDetails", "invalid_value", "unfinishedDetails: only with status COMPLETED."
+        )
     wanted = {attr: getattr(data, attr) for attr in API_FIELDS if attr in sent}
     _check_dates(
         wanted.get("start_date", sprint.start_date), wanted.get("end_date", sprint.end_date)
@@ -142,7 +146,9 @@ def update_sprint(
         if (sprint.status, data.status) == ("PLANNED", "ACTIVE"):
             start_sprint(session, access=access, sprint=sprint)
         elif (sprint.status, data.status) == ("ACTIVE", "COMPLETED"):
-            return complete_sprint(session, access=access, sprint=sprint, move_to=None)
+            move_to = data.unfinished_details.move_to if data.unfinished_details else "backlog"
+            target = move_to.sprint_id if isinstance(move_to, MoveToSprint) else None
+            return complete_sprint(session, access=access, sprint=sprint, move_to=target)
         else:
             raise _invalid_transition(sprint.status, data.status)
     return None

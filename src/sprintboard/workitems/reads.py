@@ -21,7 +21,7 @@ from sprintboard.access import (
     workspace_access,
 )
 from sprintboard.concurrency import etag
-from sprintboard.errors import Conflict, InvalidRequest, NotFound
+from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, raw
 
 ITEM_COLUMNS = """
@@ -87,21 +87,29 @@ class VisibleItem:
     access: WorkspaceAccess
 
 
-def read_visible_item(session: Session, caller: Caller, ref: str) -> VisibleItem:
-    """A work item by `$id` or key, with comments and time logs; 404 unless visible."""
+def read_visible_item(
+    session: Session, caller: Caller, ref: str, *, workspace_id: str | None = None
+) -> VisibleItem:
+    """A work item by `$id` or key, with comments and time logs; 404 unless visible.
+
+    As `access.access_work_item`: a key found in several of the caller's workspaces means
+    the one in `workspace_id`, or else the newest.
+    """
     db = raw(session)
     join, params = membership_join_sql(caller, "wi.workspace_id")
     column = "wi.key" if is_work_item_key(ref) else "wi.id"
-    rows = db.rows(
+    where = f"{column} = :ref"
+    if workspace_id is not None:
+        where += " AND wi.workspace_id = :workspace_id"
+        params["workspace_id"] = workspace_id
+    row = db.row(
         f"SELECT {ITEM_COLUMNS}, member_.role FROM work_items wi"
-        f" JOIN projects p ON p.id = wi.project_id{join} WHERE {column} = :ref LIMIT 2",
+        f" JOIN projects p ON p.id = wi.project_id{join} WHERE {where}"
+        " ORDER BY wi.created_at DESC LIMIT 1",
         {**params, "ref": ref},
     )
-    if not rows:
+    if row is None:
         raise NotFound("Work item")
-    if len(rows) > 1:
-        raise Conflict("ambiguous_key", "Work item key matches several records; use its $id.")
-    row = rows[0]
     record = _detail(db, row)
     return VisibleItem(
         record, etag(row[0], row[_VERSION]), workspace_access(caller, row[15], row[-1])

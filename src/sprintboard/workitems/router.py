@@ -33,6 +33,14 @@ from sprintboard.workitems.schemas import (
 router = APIRouter(route_class=TransactionalRoute, tags=["work items"])
 
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
+InWorkspace = Annotated[
+    str | None,
+    Query(
+        alias="workspaceId",
+        description="Where to look up a key that exists in several of your workspaces "
+        "(otherwise the newest match).",
+    ),
+]
 MAX_BULK = 500
 
 STATUSES = ("BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE")
@@ -157,8 +165,10 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     responses=error_responses(404),
     summary="Get a work item by `$id` or key",
 )
-async def get_task(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Response:
-    item = reads.read_visible_item(session, caller, ref)
+async def get_task(
+    ref: TaskRef, session: SessionDep, caller: CallerDep, workspace_id: InWorkspace = None
+) -> Response:
+    item = reads.read_visible_item(session, caller, ref, workspace_id=workspace_id)
     return one(item.record, headers={"ETag": item.etag})
 
 
@@ -169,10 +179,15 @@ async def get_task(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Resp
     summary="Update a work item",
 )
 async def update_task(
-    ref: TaskRef, body: TaskUpdate, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+    ref: TaskRef,
+    body: TaskUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
+    workspace_id: InWorkspace = None,
 ) -> Response:
     """Partial update; `null` clears an optional field. Notifies assignees and admins."""
-    item, access = access_work_item(session, caller, ref)
+    item, access = access_work_item(session, caller, ref, workspace_id=workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)
     service.update_work_item(session, access=access, item=item, data=body)
@@ -186,9 +201,13 @@ async def update_task(
     summary="Delete a work item with its comments and time logs",
 )
 async def delete_task(
-    ref: TaskRef, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+    ref: TaskRef,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
+    workspace_id: InWorkspace = None,
 ) -> Response:
-    item, access = access_work_item(session, caller, ref)
+    item, access = access_work_item(session, caller, ref, workspace_id=workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)
     service.delete_work_item(session, access=access, item=item)

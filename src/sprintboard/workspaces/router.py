@@ -4,7 +4,9 @@ from fastapi import APIRouter, Path
 from starlette.responses import Response
 
 from sprintboard.access import Permission, access_workspace, access_workspace_id
+from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.models import Workspace
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.workspaces import service
@@ -26,6 +28,10 @@ router = APIRouter(route_class=TransactionalRoute, tags=["workspaces"])
 
 WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
 UserId = Annotated[str, Path(alias="userId")]
+
+
+def _tag(workspace: Workspace) -> dict[str, str]:
+    return {"ETag": etag(workspace.id, stamp_version(workspace.updated_at))}
 
 
 @router.get("/workspaces", response_model=Many[WorkspaceRead], responses=error_responses(400))
@@ -58,36 +64,42 @@ async def get_workspace(
     workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep
 ) -> Response:
     workspace, _ = access_workspace(session, caller, workspace_id)
-    return one(workspace_json(workspace))
+    return one(workspace_json(workspace), headers=_tag(workspace))
 
 
 @router.patch(
     "/workspaces/{id}",
     response_model=One[WorkspaceRead],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 403, 404, 412),
 )
 async def update_workspace(
-    workspace_id: WorkspaceId, body: WorkspaceUpdate, session: SessionDep, caller: CallerDep
+    workspace_id: WorkspaceId,
+    body: WorkspaceUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
 ) -> Response:
     workspace, access = access_workspace(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
+    check_if_match(if_match, workspace.id, stamp_version(workspace.updated_at))
     service.update_workspace(
         workspace, name=body.name, description=body.description, fields=body.model_fields_set
     )
-    return one(workspace_json(workspace))
+    return one(workspace_json(workspace), headers=_tag(workspace))
 
 
 @router.delete(
     "/workspaces/{id}",
     response_model=One[DeletedRecord],
-    responses=error_responses(403, 404),
+    responses=error_responses(403, 404, 412),
 )
 async def delete_workspace(
-    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
 ) -> Response:
     """Deletes the workspace and everything in it."""
     workspace, access = access_workspace(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
+    check_if_match(if_match, workspace.id, stamp_version(workspace.updated_at))
     service.delete_workspace(session, workspace)
     return deleted(workspace.id)
 
