@@ -71,6 +71,18 @@ def test_public_routes_are_not_limited(limited: Api) -> None:
         assert limited.client.get("/api/v1/openapi.json").status_code == 200
 
 
+def test_a_request_without_a_key_shows_its_address_budget(
+    settings: Settings, database: Database
+) -> None:
+    with client_of(settings, database, auth_failure_limit="5/minute") as client:
+        first = Api(client).get("/me")
+        second = Api(client).get("/workspaces")
+    assert first.status_code == second.status_code == 401
+    assert first.headers["RateLimit-Limit"] == "5"
+    assert first.headers["RateLimit-Remaining"] == "5"
+    assert second.headers["RateLimit-Remaining"] == "4"
+
+
 def test_failed_authentications_are_limited_per_address(
     settings: Settings, database: Database
 ) -> None:

@@ -200,6 +200,9 @@ class RateLimitMiddleware:
         if verdict is not None and not verdict.allowed:
             await self._refuse(verdict, scope, receive, send)
             return
+        # Every API response shows a budget: the key's, or for a request without one, the
+        # address's budget of failed authentications.
+        shown = verdict if verdict is not None else failures
         status = 0
         swallowed = False
 
@@ -208,8 +211,8 @@ class RateLimitMiddleware:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 swallowed = status == 401 and over_failures
-                if verdict is not None:
-                    message["headers"] = [*message.get("headers", []), *verdict.headers()]
+                if shown is not None:
+                    message["headers"] = [*message.get("headers", []), *shown.headers()]
             if not swallowed:
                 await send(message)
 
