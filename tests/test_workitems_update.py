@@ -122,7 +122,7 @@ def test_patch_validation(board: Board) -> None:
         ({"loggedHours": 1}, "loggedHours", "read_only"),
         ({"bogus": 1}, "bogus", "unknown_field"),
         ({"title": None}, "title", "invalid_type"),
-        ({"status": None}, "status", "invalid_value"),  # null is not one of the statuses
+        ({"status": None}, "status", "invalid_type"),  # null where a status is required
         ({"title": "  "}, "title", "too_short"),
         ({"name": "a", "title": "b"}, "title", "invalid_value"),
         ({"type": "NOPE"}, "type", "invalid_value"),
