@@ -5,7 +5,7 @@ their project, one for all their assignees, whatever the page size. Writes stay 
 `service.py` (SQLAlchemy); after a write the response re-reads the item from here.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -189,15 +189,7 @@ def read_comments(
     db: Raw, item_id: str, *, limit: int = _ALL, offset: int = 0
 ) -> tuple[list[dict[str, Any]], int]:
     """A work item's comments, oldest first, and how many it has."""
-    rows = db.rows(
-        f"{_COMMENTS} WHERE work_item_id = :id ORDER BY created_at, id LIMIT :limit OFFSET :offset",
-        {"id": item_id, "limit": limit, "offset": offset},
-    )
-    comments = [_comment(row, db.codec) for row in rows]
-    if offset == 0 and len(comments) < limit:
-        return comments, len(comments)
-    total = db.row("SELECT count(*) FROM comments WHERE work_item_id = :id", {"id": item_id})
-    return comments, int(total[0]) if total else 0
+    return _page_of(db, _COMMENTS, "comments", _comment, item_id, limit, offset)
 
 
 def read_comment(db: Raw, comment_id: str) -> dict[str, Any]:
@@ -211,16 +203,7 @@ def read_time_logs(
     db: Raw, item_id: str, *, limit: int = _ALL, offset: int = 0
 ) -> tuple[list[dict[str, Any]], int]:
     """A work item's time logs, oldest first, and how many it has."""
-    rows = db.rows(
-        f"{_TIME_LOGS} WHERE work_item_id = :id ORDER BY created_at, id"
-        " LIMIT :limit OFFSET :offset",
-        {"id": item_id, "limit": limit, "offset": offset},
-    )
-    logs = [_time_log(row, db.codec) for row in rows]
-    if offset == 0 and len(logs) < limit:
-        return logs, len(logs)
-    total = db.row("SELECT count(*) FROM time_logs WHERE work_item_id = :id", {"id": item_id})
-    return logs, int(total[0]) if total else 0
+    return _page_of(db, _TIME_LOGS, "time_logs", _time_log, item_id, limit, offset)
 
 
 def read_time_log(db: Raw, log_id: str) -> dict[str, Any]:
@@ -228,6 +211,28 @@ def read_time_log(db: Raw, log_id: str) -> dict[str, Any]:
     if row is None:
         raise NotFound("Time log")
     return _time_log(row, db.codec)
+
+
+def _page_of(
+    db: Raw,
+    select: str,
+    table: str,
+    to_record: Callable[[Sequence[Any], Codec], dict[str, Any]],
+    item_id: str,
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of a work item's comments or time logs, and their total (counted only when
+    the page does not already show it)."""
+    rows = db.rows(
+        f"{select} WHERE work_item_id = :id ORDER BY created_at, id LIMIT :limit OFFSET :offset",
+        {"id": item_id, "limit": limit, "offset": offset},
+    )
+    records = [to_record(row, db.codec) for row in rows]
+    if offset == 0 and len(records) < limit:
+        return records, len(records)
+    total = db.row(f"SELECT count(*) FROM {table} WHERE work_item_id = :id", {"id": item_id})
+    return records, int(total[0]) if total else 0
 
 
 def _comment(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
