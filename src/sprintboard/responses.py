@@ -1,7 +1,7 @@
 """JSON responses in the contract's envelopes, serialized once with orjson."""
 
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -19,10 +19,6 @@ def iso(value: datetime | None) -> str | None:
         return None
     value = value.astimezone(UTC)
     return f"{value:%Y-%m-%dT%H:%M:%S}.{value.microsecond // 1000:03d}Z"
-
-
-def iso_date(value: date | None) -> str | None:
-    return None if value is None else value.isoformat()
 
 
 def one(

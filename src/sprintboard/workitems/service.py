@@ -2,7 +2,7 @@
 lists with a fixed number of queries, Kanban bulk updates, comments and time logs.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -29,7 +29,7 @@ from sprintboard.models import (
     new_id,
     utcnow,
 )
-from sprintboard.responses import iso, iso_date
+from sprintboard.responses import iso
 from sprintboard.sql import Raw, raw
 from sprintboard.workitems import reads
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
@@ -51,33 +51,6 @@ API_FIELDS = {
     "sprint_id": "sprintId",
     "position": "position",
 }
-
-
-def item_json(item: WorkItem) -> dict[str, Any]:
-    """A loaded work item's own fields, without embedded records (the form events carry)."""
-    return {
-        "$id": item.id,
-        "key": item.key,
-        "title": item.title,
-        "type": item.type,
-        "status": item.status,
-        "priority": item.priority,
-        "description": item.description,
-        "assigneeIds": item.assignee_ids,
-        "labels": item.labels,
-        "dueDate": iso_date(item.due_date),
-        "estimatedHours": item.estimated_hours,
-        "storyPoints": item.story_points,
-        "flagged": item.flagged,
-        "sprintId": item.sprint_id,
-        "projectId": item.project_id,
-        "workspaceId": item.workspace_id,
-        "position": item.position,
-        "commentCount": item.comment_count,
-        "loggedHours": item.logged_hours,
-        "$createdAt": iso(item.created_at),
-        "$updatedAt": iso(item.updated_at),
-    }
 
 
 _NEXT_NUMBER = """
@@ -174,8 +147,8 @@ def update_work_item(
     wanted: dict[str, Any] = {}
     if sent & {"name", "title"}:
         wanted["title"] = _title(data.name if "name" in sent else None, data.title)
-    for attr in API_FIELDS.keys() - {"title"}:
-        if attr in sent:
+    for attr in API_FIELDS:
+        if attr != "title" and attr in sent:
             wanted[attr] = getattr(data, attr)
     if wanted.get("labels") is None and "labels" in wanted:
         wanted["labels"] = []
@@ -193,7 +166,7 @@ def update_work_item(
         _check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
     changes = apply_changes(item, wanted)
     if changes:
-        record_updates(session, [(item, changes)], actor_id=access.caller.user_id)
+        _record(session, "task.updated", access, item, changes=changes)
     return changes
 
 
@@ -211,34 +184,9 @@ def apply_changes(item: WorkItem, wanted: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def record_updates(
-    session: Session, updates: Iterable[tuple[WorkItem, dict[str, Any]]], *, actor_id: str
-) -> None:
-    events.record_many(
-        session,
-        [
-            {
-                "workspace_id": item.workspace_id,
-                "type": "task.updated",
-                "subject_id": item.id,
-                "actor_id": actor_id,
-                "payload": {"workItem": item_json(item), "changes": changes},
-            }
-            for item, changes in updates
-        ],
-    )
-
-
 def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkItem) -> None:
     """Deletes the item; its comments and time logs go with it (foreign keys cascade)."""
-    events.record(
-        session,
-        workspace_id=item.workspace_id,
-        type="task.deleted",
-        subject_id=item.id,
-        actor_id=access.caller.user_id,
-        payload={"workItem": item_json(item)},
-    )
+    _record(session, "task.deleted", access, item)
     raw(session).execute(
         "UPDATE projects SET item_count = item_count - 1 WHERE id = :id", {"id": item.project_id}
     )
@@ -250,6 +198,30 @@ UPDATE work_items SET status = :status, position = :position, sprint_id = :sprin
     version = version + 1, updated_at = :now
 WHERE id = :id
 """
+
+
+def _record(
+    session: Session,
+    type: str,
+    access: WorkspaceAccess,
+    item: WorkItem,
+    changes: dict[str, Any] | None = None,
+) -> None:
+    """One event about an item, carrying it as the API shows it now (read through `reads`,
+    so events and responses share one serializer)."""
+    session.flush()
+    record, _ = reads.read_item(session, item.id, history=False)
+    payload: dict[str, Any] = {"workItem": reads.event_form(record)}
+    if changes is not None:
+        payload["changes"] = changes
+    events.record(
+        session,
+        workspace_id=item.workspace_id,
+        type=type,
+        subject_id=item.id,
+        actor_id=access.caller.user_id,
+        payload=payload,
+    )
 
 
 _BULK_FIELDS = (("status", "status"), ("position", "position"), ("sprint_id", "sprintId"))
