@@ -1,8 +1,11 @@
 """Keys stay consecutive and unique when many creates race, across server processes."""
 
+import socket
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import orjson
 
 from sprintboard.db import Database
 from tests.factories import make_org_admin
@@ -37,3 +40,41 @@ def test_concurrent_creates_get_consecutive_keys(database: Database, database_ur
                 "data"
             ]
             assert listed["total"] == CREATES
+
+
+def test_a_slow_body_holds_up_no_other_write(database: Database, database_url: str) -> None:
+    """A client that sends its headers and then stalls keeps no lock: another client's
+    create in the same (single) server process goes through meanwhile.
+    """
+    key = make_org_admin(database)
+    database.dispose()
+    with running_server(database_url, workers=1) as server:
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=f"{server.base_url}/api/v1", headers=headers, timeout=5) as c:
+            workspace = c.post("/workspaces", json={"name": "Slow"}).json()["data"]
+            project = c.post(
+                f"/workspaces/{workspace['$id']}/projects", json={"name": "Slow", "key": "SLOW"}
+            ).json()["data"]
+            body = orjson.dumps(
+                {"workspaceId": workspace["$id"], "projectId": project["$id"], "name": "Slow"}
+            )
+            port = int(server.base_url.rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
+                slow.sendall(
+                    b"POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                    + body[:10]
+                )
+                time.sleep(0.2)  # the server has the headers and part of the body
+                other = c.post(
+                    "/tasks",
+                    json={
+                        "workspaceId": workspace["$id"],
+                        "projectId": project["$id"],
+                        "name": "x",
+                    },
+                )
+                assert other.status_code == 201, other.text
+                slow.sendall(body[10:])
+                reply = slow.recv(65536)
+            assert reply.startswith(b"HTTP/1.1 201"), reply[:200]

@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
 from sprintboard.db import Database
+from sprintboard.deps import API_PREFIX, BEARER_SCHEME
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
 from sprintboard.events.router import router as events_router
@@ -26,11 +27,11 @@ from sprintboard.logs import AccessLogMiddleware, configure_logging
 from sprintboard.projects.router import router as projects_router
 from sprintboard.ratelimit import RateLimitMiddleware
 from sprintboard.responses import JSONResponse
+from sprintboard.routing import RouteIndex
 from sprintboard.sprints.router import router as sprints_router
 from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
 
-API_PREFIX = "/api/v1"
 DOMAIN_ROUTERS: list[APIRouter] = [
     identity_router,
     workspaces_router,
@@ -129,8 +130,11 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     if database is not None:
         app.state.database = database
     for router in DOMAIN_ROUTERS:
-        app.include_router(router, prefix=API_PREFIX)
+        # The routes themselves, not `include_router`: FastAPI then matches each request
+        # against plain routes instead of walking nested routers (~300 µs a request).
+        app.router.routes.extend(router.routes)
     _add_health_routes(app)
+    app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
     _add_middleware(app, settings)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
@@ -188,7 +192,9 @@ def _add_health_routes(app: FastAPI) -> None:
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's document, less its 422 responses: validation errors here are 400s."""
+    """FastAPI's document, less its 422 responses (validation errors here are 400s), plus what
+    every API operation shares: the bearer key and the responses of the middleware.
+    """
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(
@@ -202,7 +208,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for method, operation in path_item.items():
             operation.get("responses", {}).pop("422", None)
             if path.startswith(f"{API_PREFIX}/") and path != app.openapi_url:
+                operation["security"] = [{"HTTPBearer": []}]
                 _document_cross_cutting_responses(method, operation)
+    schema.setdefault("components", {})["securitySchemes"] = {"HTTPBearer": BEARER_SCHEME}
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
     app.openapi_schema = schema

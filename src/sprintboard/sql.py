@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from psycopg.types.json import Jsonb
+from sqlalchemy import Engine, PoolProxiedConnection
 from sqlalchemy.orm import Session
 
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
@@ -81,13 +82,14 @@ class Codec:
 
 
 class Raw:
-    """The session's DB-API connection, for plain SQL inside the request's transaction."""
+    """A DB-API connection, for plain SQL: the session's own inside a write request's
+    transaction, or one in autocommit for a read request (`AutocommitReads`).
+    """
 
-    def __init__(self, session: Session) -> None:
-        connection = session.connection()
-        self.dialect = connection.dialect.name
+    def __init__(self, dialect: str, dbapi_connection: Any) -> None:
+        self.dialect = dialect
         self.codec = Codec(self.dialect)
-        self._dbapi = connection.connection.dbapi_connection
+        self._dbapi = dbapi_connection
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Sequence[Any]]:
         cursor = self.run(sql, params)
@@ -113,7 +115,7 @@ class Raw:
         if not rows:
             return
         self.run(sql, rows[0]).close()  # through `run`, so statement counters see it
-        cursor = self._dbapi.cursor()  # type: ignore[union-attr]
+        cursor = self._dbapi.cursor()
         try:
             cursor.executemany(sql if self.codec.sqlite else _for_postgres(sql), rows[1:])
         finally:
@@ -121,15 +123,55 @@ class Raw:
 
     def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
         """Every statement goes through here: an open cursor that has executed `sql`."""
-        cursor = self._dbapi.cursor()  # type: ignore[union-attr]
+        cursor = self._dbapi.cursor()
         cursor.execute(sql if self.codec.sqlite else _for_postgres(sql), params or {})
         return cursor
 
 
+class AutocommitReads:
+    """The plain SQL of a read-only request, on a pooled connection of its own in autocommit:
+    no transaction to begin or end, and no ORM session set up for it. Each statement sees
+    what was committed when it ran, as PostgreSQL's READ COMMITTED would give anyway; the
+    request's ORM statements, if any, run on the session's own connection.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._connection: PoolProxiedConnection | None = None
+        self._raw: Raw | None = None
+
+    def raw(self) -> Raw:
+        if self._raw is None:
+            self._connection = self._engine.raw_connection()
+            driver_connection: Any = self._connection.driver_connection
+            if self._engine.dialect.name == "postgresql":
+                driver_connection.autocommit = True
+            # (SQLite connections are always in autocommit until a BEGIN; see db.py.)
+            self._raw = Raw(self._engine.dialect.name, driver_connection)
+        return self._raw
+
+    def release(self) -> None:
+        connection, self._connection, self._raw = self._connection, None, None
+        if connection is not None:
+            if self._engine.dialect.name == "postgresql":
+                driver_connection: Any = connection.driver_connection
+                driver_connection.autocommit = False
+            connection.close()
+
+
+READS = "sprintboard_reads"
+"""`session.info` key of a read-only session's `AutocommitReads`."""
+
+
 def raw(session: Session) -> Raw:
-    """The `Raw` for the session's current transaction (made once per connection)."""
-    connection = session.connection()
+    """The `Raw` for the session: its read connection, or its current transaction's."""
+    reads: AutocommitReads | None = session.info.get(READS)
+    if reads is not None:
+        return reads.raw()
     cached: tuple[Any, Raw] | None = session.info.get("raw")
-    if cached is None or cached[0] is not connection:
-        cached = session.info["raw"] = (connection, Raw(session))
+    transaction = session.get_transaction()
+    if cached is None or transaction is None or cached[0] is not transaction:
+        connection = session.connection()  # begins the transaction if none is open
+        made = Raw(connection.dialect.name, connection.connection.dbapi_connection)
+        cached = session.info["raw"] = (session.get_transaction(), made)
     return cached[1]

@@ -1,6 +1,6 @@
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import Path, Query
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -10,7 +10,7 @@ from sprintboard.access import (
     access_work_item,
     access_workspace_id,
 )
-from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.events import feed, notifications, webhooks
 from sprintboard.events.schemas import (
     ActivityRead,
@@ -25,7 +25,7 @@ from sprintboard.events.schemas import (
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
-router = APIRouter(route_class=TransactionalRoute)
+router = api_router()
 
 WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
 WebhookId = Annotated[str, Path(alias="id", description="The webhook's `$id`.")]

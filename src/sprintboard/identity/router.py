@@ -1,9 +1,9 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import Path
 from starlette.responses import Response
 
-from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.identity import service
 from sprintboard.identity.schemas import (
     KeyCreate,
@@ -19,7 +19,7 @@ from sprintboard.models import ApiKey
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
-router = APIRouter(route_class=TransactionalRoute, tags=["identity"])
+router = api_router(tags=["identity"])
 
 
 @router.get("/me", response_model=One[Me])

@@ -1,18 +1,18 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import Path
 from starlette.responses import Response
 
 from sprintboard.access import Permission, access_project, access_workspace_id
 from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.models import Project
 from sprintboard.projects import service
 from sprintboard.projects.schemas import ProjectCreate, ProjectRead, ProjectUpdate, project_json
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
-router = APIRouter(route_class=TransactionalRoute, tags=["projects"])
+router = api_router(tags=["projects"])
 
 WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
 ProjectId = Annotated[str, Path(alias="id", description="The project's `$id`.")]

@@ -1,6 +1,6 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import Body, Path, Query
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -12,7 +12,7 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, etag
-from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.errors import InvalidRequest
 from sprintboard.models import Sprint
 from sprintboard.responses import deleted, many, one
@@ -30,7 +30,7 @@ from sprintboard.sprints.schemas import (
 )
 from sprintboard.workitems.reads import read_sprint_items
 
-router = APIRouter(route_class=TransactionalRoute, tags=["sprints"])
+router = api_router(tags=["sprints"])
 
 SprintId = Annotated[str, Path(alias="sprintId")]
 STATUSES = ("PLANNED", "ACTIVE", "COMPLETED")

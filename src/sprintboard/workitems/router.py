@@ -2,7 +2,7 @@ from datetime import date
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import Depends, Path, Query, Request
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -12,7 +12,7 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match
-from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
@@ -30,7 +30,7 @@ from sprintboard.workitems.schemas import (
     TimeLogRead,
 )
 
-router = APIRouter(route_class=TransactionalRoute, tags=["work items"])
+router = api_router(tags=["work items"])
 
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
 InWorkspace = Annotated[

@@ -1,11 +1,11 @@
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import Path
 from starlette.responses import Response
 
 from sprintboard.access import Permission, access_workspace, access_workspace_id
 from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, TransactionalRoute
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.models import Workspace
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
@@ -24,7 +24,7 @@ from sprintboard.workspaces.schemas import (
     workspace_json,
 )
 
-router = APIRouter(route_class=TransactionalRoute, tags=["workspaces"])
+router = api_router(tags=["workspaces"])
 
 WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
 UserId = Annotated[str, Path(alias="userId")]
