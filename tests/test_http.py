@@ -154,6 +154,28 @@ def test_openapi_document_is_3_1_without_422(api: Api) -> None:
             assert "422" not in operation.get("responses", {})
 
 
+def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
+    """The bearer key and the query parameters that the route class, not FastAPI, reads."""
+    document = api.client.get(f"{API}/openapi.json").json()
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["HTTPBearer"]["scheme"] == "bearer"
+    for path, path_item in document["paths"].items():
+        for operation in path_item.values():
+            expected = [{"HTTPBearer": []}] if path.startswith(f"{API}/") else None
+            assert operation.get("security") == expected, path
+    list_tasks = document["paths"][f"{API}/tasks"]["get"]
+    parameters = {p["name"]: p for p in list_tasks["parameters"]}
+    assert [p["name"] for p in list_tasks["parameters"]][-2:] == ["limit", "offset"]
+    assert set(parameters) == {
+        "workspaceId", "projectId", "sprintId", "status", "priority", "type", "assigneeId",
+        "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search", "limit", "offset",
+    }  # fmt: skip
+    assert all(p["in"] == "query" for p in parameters.values())
+    assert [name for name, p in parameters.items() if p["required"]] == ["workspaceId"]
+    assert parameters["limit"]["schema"]["maximum"] == 500
+    assert parameters["dueDate"]["schema"]["anyOf"][0]["format"] == "date"
+
+
 def test_docs_page_is_served(api: Api) -> None:
     response = api.client.get("/docs")
     assert response.status_code == 200

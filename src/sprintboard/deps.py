@@ -10,7 +10,9 @@ from enum import Enum
 from typing import Annotated, Any, get_type_hints
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
@@ -19,6 +21,7 @@ from sprintboard.db import Database
 from sprintboard.errors import Unauthenticated
 from sprintboard.idempotency import save_response
 from sprintboard.identity.service import authenticate
+from sprintboard.schemas import QueryModel
 
 API_PREFIX = "/api/v1"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -40,6 +43,11 @@ class TransactionalRoute(APIRoute):
         self.needs_caller = CallerDep in self.context_parameters.values()
         if self.context_parameters:
             endpoint = _with_context(endpoint, self.context_parameters)
+        for source in self.context_parameters.values():
+            if isinstance(source, type) and issubclass(source, QueryModel):
+                extra = kwargs.get("openapi_extra") or {}
+                parameters = [*extra.get("parameters", ()), *source.openapi_parameters()]
+                kwargs["openapi_extra"] = {**extra, "parameters": parameters}
         super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -58,7 +66,8 @@ class TransactionalRoute(APIRoute):
                 session: Session | None = getattr(request.state, "session", None)
                 if session is not None:
                     save_response(session, request, response)
-                    session.commit()
+                    if session.in_transaction():  # (a read may never have used the ORM)
+                        session.commit()
                 return response
             except BaseException:
                 session = getattr(request.state, "session", None)
@@ -75,13 +84,29 @@ class TransactionalRoute(APIRoute):
 
 
 def _context_parameters(endpoint: Callable[..., Any]) -> dict[str, Any]:
-    """The endpoint's parameters typed `SessionDep` or `CallerDep`, by name."""
+    """The endpoint's parameters typed `SessionDep`, `CallerDep` or a `QueryModel`, by name."""
     hints = get_type_hints(endpoint, include_extras=True)
     return {
         name: hint
         for name in inspect.signature(endpoint).parameters
-        if (hint := hints.get(name)) is not None and hint in (SessionDep, CallerDep)
+        if (hint := hints.get(name)) is not None
+        and (
+            hint in (SessionDep, CallerDep)
+            or (isinstance(hint, type) and issubclass(hint, QueryModel))
+        )
     }
+
+
+def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
+    def query_of(request: Request) -> QueryModel:
+        try:
+            return model.model_validate(dict(request.query_params))
+        except ValidationError as error:
+            raise RequestValidationError(
+                [{**e, "loc": ("query", *e["loc"])} for e in error.errors()]
+            ) from None
+
+    return query_of
 
 
 def _with_context(
@@ -99,7 +124,11 @@ def _with_context(
             0, request_parameter.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
         )
     sources = {
-        name: session_of if hint == SessionDep else caller_of
+        name: session_of
+        if hint == SessionDep
+        else caller_of
+        if hint == CallerDep
+        else _query_of(hint)
         for name, hint in context_parameters.items()
     }
 

@@ -189,11 +189,10 @@ class RateLimitMiddleware:
         secret = _bearer_secret(scope)
         # Past its budget of failed authentications an address is refused whatever it sends
         # that fails to authenticate; a valid key still works, so one misbehaving client
-        # behind a shared address cannot lock everyone else out.
-        failures = self.failures.peek(address)
-        over_failures = failures is not None and not failures.allowed
-        if over_failures and secret is None:
-            assert failures is not None
+        # behind a shared address cannot lock everyone else out. (A request with a key looks
+        # at that budget only if its answer is a 401.)
+        failures = self.failures.peek(address) if secret is None else None
+        if failures is not None and not failures.allowed:
             await self._refuse(failures, scope, receive, send)
             return
         verdict = self.keys.hit(hashlib.sha256(secret).hexdigest()) if secret is not None else None
@@ -204,22 +203,23 @@ class RateLimitMiddleware:
         # address's budget of failed authentications.
         shown = verdict if verdict is not None else failures
         status = 0
-        swallowed = False
+        swallowed: Verdict | None = None
 
         async def send_with_headers(message: Message) -> None:
             nonlocal status, swallowed
             if message["type"] == "http.response.start":
                 status = message["status"]
-                swallowed = status == 401 and over_failures
+                if status == 401 and secret is not None:
+                    over = self.failures.peek(address)
+                    swallowed = over if over is not None and not over.allowed else None
                 if shown is not None:
                     message["headers"] = [*message.get("headers", []), *shown.headers()]
-            if not swallowed:
+            if swallowed is None:
                 await send(message)
 
         await self.app(scope, receive, send_with_headers)
-        if swallowed:
-            assert failures is not None
-            await self._refuse(failures, scope, receive, send)
+        if swallowed is not None:
+            await self._refuse(swallowed, scope, receive, send)
         elif status == 401:
             self.failures.hit(address)
 

@@ -63,16 +63,27 @@ def item_from_row(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
 
 
 def attach_assignees(db: Raw, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Embed `assignees` ({$id, name, email}) in every item, in one statement."""
+    """Embed `assignees` ({$id, name, email}) in every item, in one statement (none if no
+    item has an assignee).
+    """
+    statement = _assignees_of(items)
+    return _with_assignees(items, db.rows(*statement) if statement else [])
+
+
+def _assignees_of(items: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """The statement that reads the users assigned to `items`, if any are."""
     user_ids = sorted({user_id for item in items for user_id in item["assigneeIds"]})
-    users: dict[str, dict[str, Any]] = {}
-    if user_ids:
-        names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
-        placeholders = ", ".join(f":{name}" for name in names)
-        for user_id, name, email in db.rows(
-            f"SELECT id, name, email FROM users WHERE id IN ({placeholders})", names
-        ):
-            users[user_id] = {"$id": user_id, "name": name, "email": email}
+    if not user_ids:
+        return None
+    names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
+    placeholders = ", ".join(f":{name}" for name in names)
+    return f"SELECT id, name, email FROM users WHERE id IN ({placeholders})", names
+
+
+def _with_assignees(
+    items: list[dict[str, Any]], user_rows: Sequence[Sequence[Any]]
+) -> list[dict[str, Any]]:
+    users = {row[0]: {"$id": row[0], "name": row[1], "email": row[2]} for row in user_rows}
     for item in items:
         item["assignees"] = [users[u] for u in item["assigneeIds"] if u in users]
     return items
@@ -139,14 +150,24 @@ _EMBEDDED = frozenset({"project", "assignees", "comments", "timeLogs"})
 
 
 def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, Any]:
+    """The item with its assignees and, with `history`, its comments and time logs: read
+    together (one round trip on PostgreSQL).
+    """
     codec = db.codec
-    item = attach_assignees(db, [item_from_row(row, codec)])[0]
+    item = item_from_row(row, codec)
     if not history:
         item["comments"], item["timeLogs"] = [], []
-        return item
-    item["comments"], _ = read_comments(db, row[0])
-    item["timeLogs"], _ = read_time_logs(db, row[0])
-    return item
+        return attach_assignees(db, [item])[0]
+    in_order = "WHERE work_item_id = :id ORDER BY created_at, id"
+    assignees = _assignees_of([item])
+    comments, time_logs, *users = db.rows_together(
+        (f"{_COMMENTS} {in_order}", {"id": row[0]}),
+        (f"{_TIME_LOGS} {in_order}", {"id": row[0]}),
+        *([assignees] if assignees else []),
+    )
+    item["comments"] = [_comment(comment, codec) for comment in comments]
+    item["timeLogs"] = [_time_log(time_log, codec) for time_log in time_logs]
+    return _with_assignees([item], users[0] if users else [])[0]
 
 
 def read_visible_items(
@@ -316,13 +337,15 @@ def list_items(
     """A page of a workspace's work items in board order, and how many match in all."""
     db = raw(session)
     where, params = _where(db, workspace_id, filters)
-    rows = db.rows(
-        f"{_ITEMS} WHERE {where} ORDER BY wi.position, wi.created_at, wi.id"
-        " LIMIT :limit OFFSET :offset",
-        {**params, "limit": limit, "offset": offset},
+    rows, total_rows = db.rows_together(
+        (
+            f"{_ITEMS} WHERE {where} ORDER BY wi.position, wi.created_at, wi.id"
+            " LIMIT :limit OFFSET :offset",
+            {**params, "limit": limit, "offset": offset},
+        ),
+        _total_query(filters, where, params),
     )
-    total_row = db.row(*_total_query(filters, where, params))
-    total = int(total_row[0]) if total_row and total_row[0] is not None else 0
+    total = int(total_rows[0][0]) if total_rows and total_rows[0][0] is not None else 0
     return attach_assignees(db, [item_from_row(row, db.codec) for row in rows]), total
 
 

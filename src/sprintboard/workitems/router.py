@@ -1,4 +1,3 @@
-from datetime import date
 from typing import Annotated
 
 import orjson
@@ -24,6 +23,7 @@ from sprintboard.workitems.schemas import (
     CommentRead,
     TaskCreate,
     TaskDetail,
+    TaskQuery,
     TaskRead,
     TaskUpdate,
     TimeLogCreate,
@@ -67,48 +67,29 @@ def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response
     responses=error_responses(400, 404),
     summary="List work items",
 )
-async def list_tasks(
-    session: SessionDep,
-    caller: CallerDep,
-    page: PageDep,
-    workspace_id: Annotated[str, Query(alias="workspaceId", min_length=1)],
-    project_id: Annotated[str | None, Query(alias="projectId")] = None,
-    sprint_id: Annotated[
-        str | None, Query(alias="sprintId", description="A sprint's `$id`, or `none`: backlog.")
-    ] = None,
-    status: Annotated[str | None, Query(description="Comma-separated statuses.")] = None,
-    priority: Annotated[str | None, Query(description="Comma-separated priorities.")] = None,
-    type: Annotated[str | None, Query(description="Comma-separated types.")] = None,
-    assignee_id: Annotated[str | None, Query(alias="assigneeId")] = None,
-    labels: Annotated[
-        str | None, Query(description="Comma-separated; an item must carry all of them.")
-    ] = None,
-    due_date: Annotated[date | None, Query(alias="dueDate", description="YYYY-MM-DD")] = None,
-    due_before: Annotated[date | None, Query(alias="dueBefore")] = None,
-    due_after: Annotated[date | None, Query(alias="dueAfter")] = None,
-    flagged: bool | None = None,
-    search: Annotated[
-        str | None, Query(max_length=255, description="Case-insensitive, in title and key.")
-    ] = None,
-) -> Response:
+async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -> Response:
     """Ordered by `position`, then `$createdAt`; each item embeds `project` and `assignees`."""
-    access_workspace_id(session, caller, workspace_id)
+    access_workspace_id(session, caller, query.workspace_id)
     filters = reads.TaskFilters(
-        project_id=project_id,
-        sprint_id=sprint_id,
-        statuses=_csv("status", status, STATUSES),
-        priorities=_csv("priority", priority, PRIORITIES),
-        types=_csv("type", type),
-        assignee_id=assignee_id,
-        labels=_csv("labels", labels),
-        due_date=due_date,
-        due_before=due_before,
-        due_after=due_after,
-        flagged=flagged,
-        search=search or None,
+        project_id=query.project_id,
+        sprint_id=query.sprint_id,
+        statuses=_csv("status", query.status, STATUSES),
+        priorities=_csv("priority", query.priority, PRIORITIES),
+        types=_csv("type", query.type),
+        assignee_id=query.assignee_id,
+        labels=_csv("labels", query.labels),
+        due_date=query.due_date,
+        due_before=query.due_before,
+        due_after=query.due_after,
+        flagged=query.flagged,
+        search=query.search or None,
     )
     items, total = reads.list_items(
-        session, workspace_id=workspace_id, filters=filters, limit=page.limit, offset=page.offset
+        session,
+        workspace_id=query.workspace_id,
+        filters=filters,
+        limit=query.limit,
+        offset=query.offset,
     )
     return many(items, total)
 

@@ -3,7 +3,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sprintboard.schemas import DateIn, LongText, Name, RequestModel, Timestamps
+from sprintboard.schemas import DateIn, LongText, Name, PageQuery, RequestModel, Timestamps
 
 Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
 Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
@@ -143,3 +143,25 @@ class TaskRead(Timestamps):
 class TaskDetail(TaskRead):
     comments: list[CommentRead]
     time_logs: list[TimeLogRead] = Field(alias="timeLogs")
+
+
+class TaskQuery(PageQuery):
+    """The filters of `GET /tasks`."""
+
+    workspace_id: str = Field(alias="workspaceId", min_length=1)
+    project_id: str | None = Field(None, alias="projectId")
+    sprint_id: str | None = Field(
+        None, alias="sprintId", description="A sprint's `$id`, or `none`: backlog."
+    )
+    status: str | None = Field(None, description="Comma-separated statuses.")
+    priority: str | None = Field(None, description="Comma-separated priorities.")
+    type: str | None = Field(None, description="Comma-separated types.")
+    assignee_id: str | None = Field(None, alias="assigneeId")
+    labels: str | None = Field(None, description="Comma-separated; an item must carry all of them.")
+    due_date: date | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
+    due_before: date | None = Field(None, alias="dueBefore")
+    due_after: date | None = Field(None, alias="dueAfter")
+    flagged: bool | None = None
+    search: str | None = Field(
+        None, max_length=255, description="Case-insensitive, in title and key."
+    )
