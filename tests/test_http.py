@@ -2,6 +2,7 @@
 commits; request ids; health probes; the OpenAPI document.
 """
 
+import re
 from typing import Any
 
 import httpx
@@ -163,6 +164,12 @@ def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
         for operation in path_item.values():
             expected = [{"HTTPBearer": []}] if path.startswith(f"{API}/") else None
             assert operation.get("security") == expected, path
+    for path, path_item in document["paths"].items():
+        in_path = set(re.findall(r"\{(\w+)\}", path))
+        for operation in path_item.values():
+            documented = {p["name"] for p in operation.get("parameters", []) if p["in"] == "path"}
+            assert documented == in_path, path
+            assert all(p["required"] for p in operation.get("parameters", []) if p["in"] == "path")
     list_tasks = document["paths"][f"{API}/tasks"]["get"]
     parameters = {p["name"]: p for p in list_tasks["parameters"]}
     assert [p["name"] for p in list_tasks["parameters"]][-2:] == ["limit", "offset"]

@@ -7,9 +7,9 @@ import inspect
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, params
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
@@ -28,25 +28,27 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class TransactionalRoute(APIRoute):
-    """Gives a handler its session and caller, and commits the request's session after the
-    handler has built its response, before that response is sent: a failed commit becomes an
-    error response, never a 200 for lost data.
+    """Gives a handler its session, caller and parameters, and commits the request's session
+    after the handler has built its response, before that response is sent: a failed commit
+    becomes an error response, never a 200 for lost data.
 
-    A handler's `SessionDep` and `CallerDep` parameters are filled in here rather than by
-    FastAPI's dependency resolution, which costs more per request than a one-row read: the
-    endpoint FastAPI sees takes the `Request` instead. The caller is authenticated before
+    These endpoint parameters are filled in here, not by FastAPI's dependency and parameter
+    resolution (which costs several microseconds per parameter, more than a one-row read):
+    `SessionDep`, `CallerDep`, a `QueryModel`, and plain string path parameters
+    (`Annotated[str, Path(...)]`). The endpoint FastAPI sees takes the `Request` instead, and
+    the parameters are documented through `openapi_extra`. The caller is authenticated before
     anything else about the request is looked at, so a bad key is always a 401.
     """
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        self.context_parameters = _context_parameters(endpoint)
-        self.needs_caller = CallerDep in self.context_parameters.values()
-        if self.context_parameters:
-            endpoint = _with_context(endpoint, self.context_parameters)
-        for source in self.context_parameters.values():
-            if isinstance(source, type) and issubclass(source, QueryModel):
+        filled = _filled_parameters(endpoint)
+        self.needs_caller = any(f.source is caller_of for f in filled.values())
+        if filled:
+            endpoint = _with_filled(endpoint, filled)
+            documented = [doc for f in filled.values() for doc in f.documented]
+            if documented:
                 extra = kwargs.get("openapi_extra") or {}
-                parameters = [*extra.get("parameters", ()), *source.openapi_parameters()]
+                parameters = [*extra.get("parameters", ()), *documented]
                 kwargs["openapi_extra"] = {**extra, "parameters": parameters}
         super().__init__(path, endpoint, **kwargs)
 
@@ -83,18 +85,44 @@ class TransactionalRoute(APIRoute):
         return handle
 
 
-def _context_parameters(endpoint: Callable[..., Any]) -> dict[str, Any]:
-    """The endpoint's parameters typed `SessionDep`, `CallerDep` or a `QueryModel`, by name."""
+@dataclass(frozen=True)
+class _Filled:
+    """How `TransactionalRoute` fills one endpoint parameter, and how it is documented."""
+
+    source: Callable[[Request], Any]
+    documented: list[dict[str, Any]]
+
+
+def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, _Filled]:
     hints = get_type_hints(endpoint, include_extras=True)
-    return {
-        name: hint
-        for name in inspect.signature(endpoint).parameters
-        if (hint := hints.get(name)) is not None
-        and (
-            hint in (SessionDep, CallerDep)
-            or (isinstance(hint, type) and issubclass(hint, QueryModel))
-        )
-    }
+    filled: dict[str, _Filled] = {}
+    for name in inspect.signature(endpoint).parameters:
+        hint = hints.get(name)
+        if hint == SessionDep:
+            filled[name] = _Filled(session_of, [])
+        elif hint == CallerDep:
+            filled[name] = _Filled(caller_of, [])
+        elif isinstance(hint, type) and issubclass(hint, QueryModel):
+            filled[name] = _Filled(_query_of(hint), hint.openapi_parameters())
+        elif (path_parameter := _path_parameter(name, hint)) is not None:
+            filled[name] = path_parameter
+    return filled
+
+
+def _path_parameter(name: str, hint: Any) -> _Filled | None:
+    """A plain string path parameter: `Annotated[str, Path(...)]` without constraints."""
+    if get_origin(hint) is not Annotated:
+        return None
+    kind, *metadata = get_args(hint)
+    info = next((m for m in metadata if isinstance(m, params.Path)), None)
+    if kind is not str or info is None or info.metadata:
+        return None
+    alias = info.alias or name
+    schema: dict[str, Any] = {"type": "string"}
+    documented: dict[str, Any] = {"name": alias, "in": "path", "required": True}
+    if info.description:
+        documented["description"] = schema["description"] = info.description
+    return _Filled(lambda request: request.path_params[alias], [{**documented, "schema": schema}])
 
 
 def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
@@ -109,38 +137,27 @@ def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
     return query_of
 
 
-def _with_context(
-    endpoint: Callable[..., Any], context_parameters: dict[str, Any]
-) -> Callable[..., Any]:
-    """`endpoint` with its context parameters replaced by the `Request` they come from."""
+def _with_filled(endpoint: Callable[..., Any], filled: dict[str, _Filled]) -> Callable[..., Any]:
+    """`endpoint` with its filled parameters replaced by the `Request` they come from."""
     signature = inspect.signature(endpoint)
     takes_request = "request" in signature.parameters
-    parameters = [p for name, p in signature.parameters.items() if name not in context_parameters]
+    parameters = [p for name, p in signature.parameters.items() if name not in filled]
     if not takes_request:
         request_parameter = inspect.Parameter(
-            "request", inspect.Parameter.KEYWORD_ONLY, annotation=Request
+            "request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request
         )
-        parameters.insert(
-            0, request_parameter.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        )
-    sources = {
-        name: session_of
-        if hint == SessionDep
-        else caller_of
-        if hint == CallerDep
-        else _query_of(hint)
-        for name, hint in context_parameters.items()
-    }
+        parameters.insert(0, request_parameter)
+    sources = {name: f.source for name, f in filled.items()}
 
     @functools.wraps(endpoint)
-    async def with_context(**kwargs: Any) -> Any:
+    async def with_filled(**kwargs: Any) -> Any:
         request: Request = kwargs["request"] if takes_request else kwargs.pop("request")
         for name, source in sources.items():
             kwargs[name] = source(request)
         return await endpoint(**kwargs)
 
-    with_context.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    return with_context
+    with_filled.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return with_filled
 
 
 def api_router(*, tags: list[str | Enum] | None = None) -> APIRouter:

@@ -1,7 +1,7 @@
 from typing import Annotated
 
 import orjson
-from fastapi import Depends, Path, Query, Request
+from fastapi import Depends, Path, Request
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -21,6 +21,7 @@ from sprintboard.workitems.schemas import (
     BulkUpdate,
     CommentCreate,
     CommentRead,
+    ItemQuery,
     TaskCreate,
     TaskDetail,
     TaskQuery,
@@ -33,14 +34,6 @@ from sprintboard.workitems.schemas import (
 router = api_router(tags=["work items"])
 
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
-InWorkspace = Annotated[
-    str | None,
-    Query(
-        alias="workspaceId",
-        description="Where to look up a key that exists in several of your workspaces "
-        "(otherwise the newest match).",
-    ),
-]
 MAX_BULK = 500
 
 STATUSES = ("BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE")
@@ -147,9 +140,9 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     summary="Get a work item by `$id` or key",
 )
 async def get_task(
-    ref: TaskRef, session: SessionDep, caller: CallerDep, workspace_id: InWorkspace = None
+    ref: TaskRef, session: SessionDep, caller: CallerDep, query: ItemQuery
 ) -> Response:
-    item = reads.read_visible_item(session, caller, ref, workspace_id=workspace_id)
+    item = reads.read_visible_item(session, caller, ref, workspace_id=query.workspace_id)
     return one(item.record, headers={"ETag": item.etag})
 
 
@@ -164,11 +157,11 @@ async def update_task(
     body: TaskUpdate,
     session: SessionDep,
     caller: CallerDep,
+    query: ItemQuery,
     if_match: IfMatch = None,
-    workspace_id: InWorkspace = None,
 ) -> Response:
     """Partial update; `null` clears an optional field. Notifies assignees and admins."""
-    item, access = access_work_item(session, caller, ref, workspace_id=workspace_id)
+    item, access = access_work_item(session, caller, ref, workspace_id=query.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)
     service.update_work_item(session, access=access, item=item, data=body)
@@ -185,10 +178,10 @@ async def delete_task(
     ref: TaskRef,
     session: SessionDep,
     caller: CallerDep,
+    query: ItemQuery,
     if_match: IfMatch = None,
-    workspace_id: InWorkspace = None,
 ) -> Response:
-    item, access = access_work_item(session, caller, ref, workspace_id=workspace_id)
+    item, access = access_work_item(session, caller, ref, workspace_id=query.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)
     service.delete_work_item(session, access=access, item=item)

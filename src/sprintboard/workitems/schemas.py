@@ -3,7 +3,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from sprintboard.schemas import DateIn, LongText, Name, PageQuery, RequestModel, Timestamps
+from sprintboard.schemas import (
+    DateIn,
+    LongText,
+    Name,
+    PageQuery,
+    QueryModel,
+    RequestModel,
+    Timestamps,
+)
 
 Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
 Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
@@ -164,4 +172,15 @@ class TaskQuery(PageQuery):
     flagged: bool | None = None
     search: str | None = Field(
         None, max_length=255, description="Case-insensitive, in title and key."
+    )
+
+
+class ItemQuery(QueryModel):
+    """What a work item's own routes take besides its `$id` or key."""
+
+    workspace_id: str | None = Field(
+        None,
+        alias="workspaceId",
+        description="Where to look up a key that exists in several of your workspaces "
+        "(otherwise the newest match).",
     )
