@@ -52,7 +52,6 @@ ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""
 
 _STAGED = "sprintboard.staged_events"
-_HOOKED = "sprintboard.events_hooked"
 
 
 def record(
@@ -108,21 +107,20 @@ def _row(
 
 
 def _staged(session: Session) -> list[dict[str, Any]]:
-    if not session.info.get(_HOOKED):
-        sa_event.listen(session, "before_commit", _before_commit)
-        sa_event.listen(session, "after_transaction_end", _after_transaction_end)
-        session.info[_HOOKED] = True
     staged: list[dict[str, Any]] = session.info.setdefault(_STAGED, [])
     return staged
 
 
+# On the Session class, once: a listener added per session cost more than the event itself.
+@sa_event.listens_for(Session, "before_commit")
 def _before_commit(session: Session) -> None:
-    if not session.in_nested_transaction():
+    if _STAGED in session.info and not session.in_nested_transaction():
         write_staged(session)
 
 
+@sa_event.listens_for(Session, "after_transaction_end")
 def _after_transaction_end(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.parent is None:
+    if transaction.parent is None and _STAGED in session.info:
         session.info.pop(_STAGED, None)
 
 
