@@ -11,6 +11,7 @@ timestamps and JSON as text); a `Codec` turns them into API values.
 """
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -89,7 +90,7 @@ class Raw:
     def __init__(self, dialect: str, dbapi_connection: Any) -> None:
         self.dialect = dialect
         self.codec = Codec(self.dialect)
-        self._dbapi = dbapi_connection
+        self.dbapi_connection = self._dbapi = dbapi_connection
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Sequence[Any]]:
         cursor = self.run(sql, params)
@@ -145,34 +146,48 @@ class Raw:
 
 
 class AutocommitReads:
-    """The plain SQL of a read-only request, on a pooled connection of its own in autocommit:
-    no transaction to begin or end, and no ORM session set up for it. Each statement sees
-    what was committed when it ran, as PostgreSQL's READ COMMITTED would give anyway; the
-    request's ORM statements, if any, run on the session's own connection.
+    """The plain SQL of read-only requests, in autocommit on one connection per thread that
+    is kept for the life of the process: no transaction to begin or end, no pool checkout,
+    and no ORM transaction set up for it. Each statement sees what was committed when it ran,
+    as PostgreSQL's READ COMMITTED would give anyway; a request's ORM statements, if any, run
+    on its session's own connection.
+
+    Sharing is safe because requests run their statements in the event loop one at a time,
+    each fetched in full, and autocommit leaves no state behind between statements.
     """
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
-        self._connection: PoolProxiedConnection | None = None
-        self._raw: Raw | None = None
+        self._local = threading.local()
+        self._held: list[PoolProxiedConnection] = []
+        self._lock = threading.Lock()
 
     def raw(self) -> Raw:
-        if self._raw is None:
-            self._connection = self._engine.raw_connection()
-            driver_connection: Any = self._connection.driver_connection
-            if self._engine.dialect.name == "postgresql":
-                driver_connection.autocommit = True
-            # (SQLite connections are always in autocommit until a BEGIN; see db.py.)
-            self._raw = Raw(self._engine.dialect.name, driver_connection)
-        return self._raw
+        held: Raw | None = getattr(self._local, "raw", None)
+        if held is None or getattr(held.dbapi_connection, "broken", False):
+            held = self._local.raw = self._connect()
+        return held
 
-    def release(self) -> None:
-        connection, self._connection, self._raw = self._connection, None, None
-        if connection is not None:
-            if self._engine.dialect.name == "postgresql":
+    def _connect(self) -> Raw:
+        connection = self._engine.raw_connection()
+        driver_connection: Any = connection.driver_connection
+        if self._engine.dialect.name == "postgresql":
+            driver_connection.autocommit = True
+        # (SQLite connections are always in autocommit until a BEGIN; see db.py.)
+        with self._lock:
+            self._held.append(connection)
+        return Raw(self._engine.dialect.name, driver_connection)
+
+    def close(self) -> None:
+        """Give every held connection back (when the database is disposed of)."""
+        with self._lock:
+            held, self._held = self._held, []
+        for connection in held:
+            if self._engine.dialect.name == "postgresql" and connection.is_valid:
                 driver_connection: Any = connection.driver_connection
                 driver_connection.autocommit = False
             connection.close()
+        self._local = threading.local()
 
 
 READS = "sprintboard_reads"
