@@ -61,6 +61,8 @@ def postgres_url() -> Iterator[str]:
 @pytest.fixture(params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, sqlite_template: Path, tmp_path: Path) -> str:
     if request.param == "sqlite":
+        if request.node.get_closest_marker("postgresql_only"):
+            pytest.skip("this test is about PostgreSQL")
         path = tmp_path / "sprintboard.db"
         shutil.copyfile(sqlite_template, path)
         return f"sqlite:///{path}"

@@ -1,4 +1,6 @@
-"""Acknowledged writes survive the server being killed (SIGKILL) and restarted under load."""
+"""Acknowledged writes survive the server being killed (SIGKILL) and restarted under load;
+reads recover from a dropped database connection.
+"""
 
 import os
 import signal
@@ -10,8 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
+import pytest
+from sqlalchemy import text
 
 from sprintboard.db import Database, normalize_url
+from sprintboard.sql import raw
 from tests.factories import make_org_admin
 from tests.servers import SPRINTBOARD, Server, _wait_ready, free_port
 
@@ -142,3 +148,20 @@ def test_acknowledged_writes_survive_sigkill(
         assert path is not None
         with sqlite3.connect(path) as connection:
             assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.postgresql_only
+def test_reads_recover_after_the_server_drops_their_connection(database: Database) -> None:
+    """The connection kept for plain-SQL reads is replaced once it is found broken: one
+    statement fails (as on any pooled connection), the next read reconnects.
+    """
+    reads = raw(database.session(write=False))
+    assert reads is raw(database.session(write=False))  # one kept connection per thread
+    (pid,) = reads.row("SELECT pg_backend_pid()") or ()
+    with database.engine.connect() as other:
+        other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    with pytest.raises(psycopg.OperationalError):
+        reads.row("SELECT 1")
+    again = raw(database.session(write=False))
+    assert again is not reads
+    assert again.row("SELECT 1") == (1,)

@@ -90,7 +90,7 @@ class Raw:
     def __init__(self, dialect: str, dbapi_connection: Any) -> None:
         self.dialect = dialect
         self.codec = Codec(self.dialect)
-        self.dbapi_connection = self._dbapi = dbapi_connection
+        self._dbapi = dbapi_connection
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Sequence[Any]]:
         cursor = self.run(sql, params)
@@ -163,12 +163,14 @@ class AutocommitReads:
         self._lock = threading.Lock()
 
     def raw(self) -> Raw:
-        held: Raw | None = getattr(self._local, "raw", None)
-        if held is None or getattr(held.dbapi_connection, "broken", False):
-            held = self._local.raw = self._connect()
-        return held
+        held: tuple[PoolProxiedConnection, Raw] | None = getattr(self._local, "held", None)
+        if held is None or _broken(held[0]):
+            if held is not None:
+                self._drop(held[0])
+            held = self._local.held = self._connect()
+        return held[1]
 
-    def _connect(self) -> Raw:
+    def _connect(self) -> tuple[PoolProxiedConnection, Raw]:
         connection = self._engine.raw_connection()
         driver_connection: Any = connection.driver_connection
         if self._engine.dialect.name == "postgresql":
@@ -176,18 +178,34 @@ class AutocommitReads:
         # (SQLite connections are always in autocommit until a BEGIN; see db.py.)
         with self._lock:
             self._held.append(connection)
-        return Raw(self._engine.dialect.name, driver_connection)
+        return connection, Raw(self._engine.dialect.name, driver_connection)
+
+    def _drop(self, connection: PoolProxiedConnection) -> None:
+        with self._lock:
+            self._held.remove(connection)
+        connection.invalidate()
 
     def close(self) -> None:
         """Give every held connection back (when the database is disposed of)."""
         with self._lock:
             held, self._held = self._held, []
         for connection in held:
-            if self._engine.dialect.name == "postgresql" and connection.is_valid:
+            if _broken(connection):
+                connection.invalidate()
+                continue
+            if self._engine.dialect.name == "postgresql":
                 driver_connection: Any = connection.driver_connection
                 driver_connection.autocommit = False
             connection.close()
         self._local = threading.local()
+
+
+def _broken(connection: PoolProxiedConnection) -> bool:
+    """Whether the server dropped the connection (psycopg notices on the failed statement)."""
+    driver_connection = connection.driver_connection
+    return bool(
+        getattr(driver_connection, "broken", False) or getattr(driver_connection, "closed", False)
+    )
 
 
 READS = "sprintboard_reads"
