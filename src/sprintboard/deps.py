@@ -21,7 +21,7 @@ from sprintboard.db import Database
 from sprintboard.errors import Unauthenticated
 from sprintboard.idempotency import save_response
 from sprintboard.identity.service import authenticate
-from sprintboard.schemas import QueryModel
+from sprintboard.schemas import PageQuery, QueryModel
 
 API_PREFIX = "/api/v1"
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -43,8 +43,15 @@ class TransactionalRoute(APIRoute):
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         filled = _filled_parameters(endpoint)
         self.needs_caller = any(f.source is caller_of for f in filled.values())
+        # An endpoint whose every parameter is filled here is called directly, without
+        # FastAPI's request handler (which would only solve an empty set of parameters).
+        self.direct_endpoint: Callable[..., Any] | None = None
         if filled:
             endpoint = _with_filled(endpoint, filled)
+            if list(inspect.signature(endpoint).parameters) == ["request"] and not kwargs.get(
+                "dependencies"
+            ):
+                self.direct_endpoint = endpoint
             documented = [doc for f in filled.values() for doc in f.documented]
             if documented:
                 extra = kwargs.get("openapi_extra") or {}
@@ -55,6 +62,8 @@ class TransactionalRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         needs_caller = self.needs_caller
+        if self.direct_endpoint is not None:
+            handler = _direct(self.direct_endpoint)
 
         async def handle(request: Request) -> Response:
             try:
@@ -85,6 +94,16 @@ class TransactionalRoute(APIRoute):
         return handle
 
 
+def _direct(endpoint: Callable[..., Any]) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    async def handle(request: Request) -> Response:
+        response = await endpoint(request=request)
+        if not isinstance(response, Response):
+            raise TypeError(f"{endpoint.__name__} must return a Response")
+        return response
+
+    return handle
+
+
 @dataclass(frozen=True)
 class _Filled:
     """How `TransactionalRoute` fills one endpoint parameter, and how it is documented."""
@@ -104,6 +123,8 @@ def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, _Filled]:
             filled[name] = _Filled(caller_of, [])
         elif isinstance(hint, type) and issubclass(hint, QueryModel):
             filled[name] = _Filled(_query_of(hint), hint.openapi_parameters())
+        elif hint == PageDep:
+            filled[name] = _Filled(_query_of(PageQuery), PageQuery.openapi_parameters())
         elif (path_parameter := _path_parameter(name, hint)) is not None:
             filled[name] = path_parameter
     return filled
@@ -212,17 +233,12 @@ BEARER_SCHEME = {
 """Documented on every API operation by `app._openapi` (the key is read by `caller_of`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class PageParams:
-    limit: int
-    offset: int
-
-
-async def get_page(
+async def _page_dependency(
     limit: Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")] = 50,
     offset: Annotated[int, Query(ge=0, le=10_000_000, description="Records to skip.")] = 0,
-) -> PageParams:
-    return PageParams(limit=limit, offset=offset)
+) -> PageQuery:
+    return PageQuery(limit=limit, offset=offset)
 
 
-PageDep = Annotated[PageParams, Depends(get_page)]
+PageDep = Annotated[PageQuery, Depends(_page_dependency)]
+"""`limit` and `offset`; in a `TransactionalRoute`, validated as a `PageQuery`."""
