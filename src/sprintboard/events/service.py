@@ -27,12 +27,10 @@ from typing import Any
 
 import orjson
 from sqlalchemy import event as sa_event
-from sqlalchemy import select
 from sqlalchemy.orm import Session, SessionTransaction
 
 from sprintboard.models import (
     Event,
-    WorkspaceMember,
     new_id,
     utcnow,
 )
@@ -296,10 +294,11 @@ def _notifications(
         return []
     members: dict[str, set[str]] = defaultdict(set)
     admins: dict[str, set[str]] = defaultdict(set)
-    for workspace_id, user_id, role in session.execute(
-        select(WorkspaceMember.workspace_id, WorkspaceMember.user_id, WorkspaceMember.role).where(
-            WorkspaceMember.workspace_id.in_({row["workspace_id"] for row in updates})
-        )
+    names = {f"w{i}": w for i, w in enumerate(sorted({row["workspace_id"] for row in updates}))}
+    for workspace_id, user_id, role in raw(session).rows(
+        "SELECT workspace_id, user_id, role FROM workspace_members"
+        f" WHERE workspace_id IN ({', '.join(':' + name for name in names)})",
+        names,
     ):
         members[workspace_id].add(user_id)
         if role == "ADMIN":

@@ -12,7 +12,6 @@ from sqlalchemy import (
     Numeric,
     cast,
     func,
-    select,
     update,
 )
 from sqlalchemy.orm import Session
@@ -25,7 +24,6 @@ from sprintboard.models import (
     Sprint,
     TimeLog,
     WorkItem,
-    WorkspaceMember,
     new_id,
     utcnow,
 )
@@ -384,14 +382,13 @@ def _check_assignees(session: Session, workspace_id: str, user_ids: list[str]) -
     user_ids = _unique(user_ids)
     if not user_ids:
         return user_ids
-    members = set(
-        session.scalars(
-            select(WorkspaceMember.user_id).where(
-                WorkspaceMember.workspace_id == workspace_id,
-                WorkspaceMember.user_id.in_(user_ids),
-            )
-        )
+    names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
+    rows = raw(session).rows(
+        "SELECT user_id FROM workspace_members WHERE workspace_id = :workspace_id"
+        f" AND user_id IN ({', '.join(':' + name for name in names)})",
+        {"workspace_id": workspace_id, **names},
     )
+    members = {row[0] for row in rows}
     if missing := [u for u in user_ids if u not in members]:
         raise InvalidRequest(
             "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
