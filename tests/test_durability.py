@@ -2,6 +2,7 @@
 reads recover from a dropped database connection.
 """
 
+import gc
 import os
 import signal
 import sqlite3
@@ -15,7 +16,10 @@ import httpx
 import psycopg
 import pytest
 from sqlalchemy import text
+from starlette.testclient import TestClient
 
+from sprintboard.app import create_app
+from sprintboard.config import Settings
 from sprintboard.db import Database, normalize_url
 from sprintboard.sql import raw
 from tests.factories import make_org_admin
@@ -165,3 +169,18 @@ def test_reads_recover_after_the_server_drops_their_connection(database: Databas
     again = raw(database.session(write=False))
     assert again is not reads
     assert again.row("SELECT 1") == (1,)
+
+
+def test_a_thread_per_request_does_not_use_up_the_pool(database: Database) -> None:
+    """Each thread keeps one connection for its reads and gives it back when it ends: a
+    client that runs every request on a new thread (a TestClient used without `with`) can
+    send far more requests than the pool holds.
+    """
+    key = make_org_admin(database)
+    app = create_app(Settings(database_url=database.url, deliver_events=False), database=database)
+    client = TestClient(app, base_url="http://testserver")
+    headers = {"Authorization": f"Bearer {key}"}
+    for _ in range(45):  # the pool holds 15 connections on SQLite, 30 on PostgreSQL
+        assert client.get("/api/v1/me", headers=headers).status_code == 200
+    gc.collect()
+    assert database.engine.pool.checkedout() <= 1  # type: ignore[attr-defined]

@@ -189,6 +189,8 @@ class QueryModel(BaseModel):
     @classmethod
     def openapi_parameters(cls) -> list[dict[str, Any]]:
         schema = cls.model_json_schema(by_alias=True)
+        if "$defs" in schema:
+            raise TypeError(f"{cls.__name__}: a query parameter must be a scalar, not a model")
         required = set(schema.get("required", ()))
         parameters = []
         for name, field_schema in schema["properties"].items():

@@ -12,6 +12,7 @@ timestamps and JSON as text); a `Codec` turns them into API values.
 
 import re
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -147,13 +148,15 @@ class Raw:
 
 class AutocommitReads:
     """The plain SQL of read-only requests, in autocommit on one connection per thread that
-    is kept for the life of the process: no transaction to begin or end, no pool checkout,
-    and no ORM transaction set up for it. Each statement sees what was committed when it ran,
-    as PostgreSQL's READ COMMITTED would give anyway; a request's ORM statements, if any, run
+    is kept while the thread lives: no transaction to begin or end, no pool checkout, and no
+    ORM transaction set up for it. Each statement sees what was committed when it ran, as
+    PostgreSQL's READ COMMITTED would give anyway; a request's ORM statements, if any, run
     on its session's own connection.
 
     Sharing is safe because requests run their statements in the event loop one at a time,
-    each fetched in full, and autocommit leaves no state behind between statements.
+    each fetched in full, and autocommit leaves no state behind between statements. A
+    thread's connection goes back to the pool when the thread ends (its thread-local data
+    is dropped then), when it is found broken, or when the database is disposed of.
     """
 
     def __init__(self, engine: Engine) -> None:
@@ -163,14 +166,12 @@ class AutocommitReads:
         self._lock = threading.Lock()
 
     def raw(self) -> Raw:
-        held: tuple[PoolProxiedConnection, Raw] | None = getattr(self._local, "held", None)
-        if held is None or _broken(held[0]):
-            if held is not None:
-                self._drop(held[0])
-            held = self._local.held = self._connect()
-        return held[1]
+        kept: _Kept | None = getattr(self._local, "kept", None)
+        if kept is None or _broken(kept.connection):
+            kept = self._local.kept = self._keep()
+        return kept.raw
 
-    def _connect(self) -> tuple[PoolProxiedConnection, Raw]:
+    def _keep(self) -> "_Kept":
         connection = self._engine.raw_connection()
         driver_connection: Any = connection.driver_connection
         if self._engine.dialect.name == "postgresql":
@@ -178,26 +179,49 @@ class AutocommitReads:
         # (SQLite connections are always in autocommit until a BEGIN; see db.py.)
         with self._lock:
             self._held.append(connection)
-        return connection, Raw(self._engine.dialect.name, driver_connection)
+        kept = _Kept(connection, Raw(self._engine.dialect.name, driver_connection))
+        weakref.finalize(kept, self._give_back, connection)
+        return kept
 
-    def _drop(self, connection: PoolProxiedConnection) -> None:
+    def _give_back(self, connection: PoolProxiedConnection) -> None:
         with self._lock:
+            if connection not in self._held:
+                return  # already given back (the database was disposed of)
             self._held.remove(connection)
-        connection.invalidate()
-
-    def close(self) -> None:
-        """Give every held connection back (when the database is disposed of)."""
-        with self._lock:
-            held, self._held = self._held, []
-        for connection in held:
-            if _broken(connection):
-                connection.invalidate()
-                continue
-            if self._engine.dialect.name == "postgresql":
+        try:
+            if not _broken(connection) and self._engine.dialect.name == "postgresql":
                 driver_connection: Any = connection.driver_connection
                 driver_connection.autocommit = False
+        except Exception:
+            connection.invalidate()
+            return
+        if _broken(connection):
+            connection.invalidate()
+        else:
             connection.close()
+
+    def close(self) -> None:
+        """Give every kept connection back (when the database is disposed of)."""
+        with self._lock:
+            held = list(self._held)
+        for connection in held:
+            self._give_back(connection)
         self._local = threading.local()
+
+    def kept(self) -> int:
+        """How many connections are kept now (one per thread that has read)."""
+        with self._lock:
+            return len(self._held)
+
+
+class _Kept:
+    """A thread's kept connection; when the thread ends, this goes and the connection with it."""
+
+    __slots__ = ("__weakref__", "connection", "raw")
+
+    def __init__(self, connection: PoolProxiedConnection, raw: Raw) -> None:
+        self.connection = connection
+        self.raw = raw
 
 
 def _broken(connection: PoolProxiedConnection) -> bool:
