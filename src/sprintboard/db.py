@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
+from psycopg.types.json import set_json_loads
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,7 +39,15 @@ def make_engine(url: str) -> Engine:
         return engine
     # No pre-ping: it costs a round trip per request. A connection the server dropped fails
     # its statement, SQLAlchemy invalidates the pool, and the next request reconnects.
-    return create_engine(parsed, pool_size=10, max_overflow=20, pool_recycle=1800)
+    engine = create_engine(parsed, pool_size=10, max_overflow=20, pool_recycle=1800)
+
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # jsonb values decoded by orjson: the standard library's decoder took half the time
+        # of fetching a sprint's 5,000 items.
+        set_json_loads(orjson.loads, dbapi_connection)
+
+    return engine
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -17,8 +17,7 @@ def iso(value: datetime | None) -> str | None:
     """`2026-11-22T09:30:00.000Z`: UTC, milliseconds, `Z`."""
     if value is None:
         return None
-    value = value.astimezone(UTC)
-    return f"{value:%Y-%m-%dT%H:%M:%S}.{value.microsecond // 1000:03d}Z"
+    return value.astimezone(UTC).isoformat(timespec="milliseconds")[:23] + "Z"  # less "+00:00"
 
 
 def one(

@@ -23,6 +23,8 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import Engine, PoolProxiedConnection
 from sqlalchemy.orm import Session
 
+from sprintboard.responses import iso
+
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 
@@ -44,8 +46,7 @@ class Codec:
             return None
         if isinstance(value, str):  # SQLite: "2026-11-22 09:30:00.000000", always UTC
             return f"{value[:10]}T{value[11:23]}Z"
-        moment: datetime = value.astimezone(UTC)
-        return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
+        return iso(value)
 
     def day(self, value: Any) -> str | None:
         if value is None or isinstance(value, str):
