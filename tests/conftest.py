@@ -86,7 +86,7 @@ def database(database_url: str) -> Iterator[Database]:
 
 @pytest.fixture
 def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, deliver_events=False)
+    return Settings(database_url=database_url, deliver_events=False, gc_freeze=False)
 
 
 @pytest.fixture

@@ -168,7 +168,9 @@ def test_two_workers_deliver_each_event_once(
 
 
 def test_serve_delivers_in_process(database: Database, database_url: str) -> None:
-    app = create_app(Settings(database_url=database_url, deliver_events=True), database=database)
+    app = create_app(
+        Settings(database_url=database_url, deliver_events=True, gc_freeze=False), database=database
+    )
     with Receiver() as receiver, TestClient(app) as client:
         admin = Api(client, make_org_admin(database))
         workspace = make_workspace(admin)

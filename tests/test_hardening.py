@@ -1,5 +1,6 @@
 """Media types, CORS, security headers and structured logs."""
 
+import gc
 import json
 import logging
 from collections.abc import Iterator
@@ -179,3 +180,18 @@ def test_the_log_level_comes_from_settings(settings: Settings, database: Databas
         assert logging.getLogger().level == logging.WARNING
     finally:
         logging.getLogger().setLevel(logging.INFO)
+
+
+def test_a_started_app_freezes_its_start_up_objects(database: Database) -> None:
+    """`gc_freeze` (on by default): once started, the collector leaves start-up's objects be."""
+    gc.unfreeze()
+    app = create_app(Settings(database_url=database.url, deliver_events=False), database=database)
+    try:
+        assert gc.get_freeze_count() == 0
+        with TestClient(app):
+            assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    off = Settings(database_url=database.url, deliver_events=False, gc_freeze=False)
+    with TestClient(create_app(off, database=database)):
+        assert gc.get_freeze_count() == 0

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import gc
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -101,6 +102,12 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
             if settings.deliver_events
             else None
         )
+        if settings.gc_freeze:
+            # What start-up built (routes, models, schemas: most of the heap) lives as long
+            # as the process; frozen, the collector no longer walks it on every full
+            # collection, which had made fetching a 5,000-item sprint slower by a tenth.
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:

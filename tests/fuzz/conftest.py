@@ -27,6 +27,7 @@ def settings(database_url: str) -> Settings:
     return Settings(
         database_url=database_url,
         deliver_events=False,
+        gc_freeze=False,
         rate_limit="1000000/minute",
         auth_failure_limit="1000000/minute",
     )
