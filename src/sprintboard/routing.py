@@ -6,7 +6,9 @@ many segments that starts with the route's literal part (everything before its f
 `{param}`), so the index keeps, per segment count, those routes in their original order and
 tries only the ones whose literal part the path starts with. The first full match is the one
 the router would have found. Anything else (no route, a method that is not allowed, a route
-the index cannot place) goes to the router itself, unchanged.
+the index cannot place, a request under a `root_path`) goes to the router itself, unchanged.
+FastAPI's route telemetry (OpenTelemetry's `http.route`) is not set for requests the index
+routes.
 """
 
 from fastapi import APIRouter
