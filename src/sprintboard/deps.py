@@ -34,7 +34,7 @@ class TransactionalRoute(APIRoute):
 
     These endpoint parameters are filled in here, not by FastAPI's dependency and parameter
     resolution (which costs several microseconds per parameter, more than a one-row read):
-    `SessionDep`, `CallerDep`, a `QueryModel`, and plain string path parameters
+    `SessionDep`, `CallerDep`, `PageDep`, a `QueryModel`, and plain string path parameters
     (`Annotated[str, Path(...)]`). The endpoint FastAPI sees takes the `Request` instead, and
     the parameters are documented through `openapi_extra`. The caller is authenticated before
     anything else about the request is looked at, so a bad key is always a 401.

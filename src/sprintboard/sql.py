@@ -209,11 +209,6 @@ class AutocommitReads:
             self._give_back(connection)
         self._local = threading.local()
 
-    def kept(self) -> int:
-        """How many connections are kept now (one per thread that has read)."""
-        with self._lock:
-            return len(self._held)
-
 
 class _Kept:
     """A thread's kept connection; when the thread ends, this goes and the connection with it."""
