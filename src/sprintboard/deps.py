@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
-from fastapi import APIRouter, Depends, Query, Request, params
+from fastapi import APIRouter, Depends, Request, params
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
@@ -223,7 +223,7 @@ async def _caller_dependency(request: Request) -> Caller:
 
 SessionDep = Annotated[Session, Depends(_session_dependency)]
 CallerDep = Annotated[Caller, Depends(_caller_dependency)]
-"""Outside a `TransactionalRoute` these two are ordinary FastAPI dependencies."""
+"""Outside a `TransactionalRoute` these (and `PageDep`) are ordinary FastAPI dependencies."""
 
 BEARER_SCHEME = {
     "type": "http",
@@ -233,12 +233,9 @@ BEARER_SCHEME = {
 """Documented on every API operation by `app._openapi` (the key is read by `caller_of`)."""
 
 
-async def _page_dependency(
-    limit: Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")] = 50,
-    offset: Annotated[int, Query(ge=0, le=10_000_000, description="Records to skip.")] = 0,
-) -> PageQuery:
-    return PageQuery(limit=limit, offset=offset)
+async def _page_dependency(request: Request) -> QueryModel:
+    return _query_of(PageQuery)(request)
 
 
 PageDep = Annotated[PageQuery, Depends(_page_dependency)]
-"""`limit` and `offset`; in a `TransactionalRoute`, validated as a `PageQuery`."""
+"""`limit` and `offset`, validated as a `PageQuery`."""

@@ -1,5 +1,6 @@
 """Building blocks shared by every domain's schemas: strict request models, dates, envelopes."""
 
+from collections.abc import Collection
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -12,6 +13,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from sprintboard.errors import InvalidRequest
 
 T = TypeVar("T")
 
@@ -185,6 +188,14 @@ class QueryModel(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True)
+
+    def listed(self, name: str, allowed: Collection[str] | None = None) -> list[str]:
+        """The values of the comma-separated parameter `name`; one outside `allowed` is a 400."""
+        field = type(self).model_fields[name].alias or name
+        values = [v.strip() for v in (getattr(self, name) or "").split(",") if v.strip()]
+        if allowed is not None and (bad := [v for v in values if v not in allowed]):
+            raise InvalidRequest(field, "invalid_value", f"{field}: unknown value(s) {bad}.")
+        return values
 
     @classmethod
     def openapi_parameters(cls) -> list[dict[str, Any]]:

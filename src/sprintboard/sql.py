@@ -189,17 +189,16 @@ class AutocommitReads:
             if connection not in self._held:
                 return  # already given back (the database was disposed of)
             self._held.remove(connection)
-        try:
-            if not _broken(connection) and self._engine.dialect.name == "postgresql":
-                driver_connection: Any = connection.driver_connection
-                driver_connection.autocommit = False
-        except Exception:
-            connection.invalidate()
-            return
-        if _broken(connection):
-            connection.invalidate()
-        else:
-            connection.close()
+        if not _broken(connection):
+            try:
+                if self._engine.dialect.name == "postgresql":
+                    driver_connection: Any = connection.driver_connection
+                    driver_connection.autocommit = False
+                connection.close()
+                return
+            except Exception:  # lost meanwhile: drop it below
+                pass
+        connection.invalidate()
 
     def close(self) -> None:
         """Give every kept connection back (when the database is disposed of)."""

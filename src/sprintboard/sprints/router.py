@@ -1,6 +1,6 @@
-from typing import Annotated
+from typing import Annotated, get_args
 
-from fastapi import Body, Path, Query
+from fastapi import Body, Path
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -12,7 +12,7 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, etag
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.deps import CallerDep, SessionDep, api_router
 from sprintboard.errors import InvalidRequest
 from sprintboard.models import Sprint
 from sprintboard.responses import deleted, many, one
@@ -24,8 +24,10 @@ from sprintboard.sprints.schemas import (
     SprintCompleted,
     SprintCreate,
     SprintDetail,
+    SprintQuery,
     SprintRead,
     SprintReorder,
+    SprintStatus,
     SprintUpdate,
 )
 from sprintboard.workitems.reads import read_sprint_items
@@ -33,7 +35,6 @@ from sprintboard.workitems.reads import read_sprint_items
 router = api_router(tags=["sprints"])
 
 SprintId = Annotated[str, Path(alias="sprintId")]
-STATUSES = ("PLANNED", "ACTIVE", "COMPLETED")
 
 
 def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: int) -> Response:
@@ -47,17 +48,11 @@ def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: 
     responses=error_responses(400, 404),
     summary="List sprints of a project or workspace",
 )
-async def list_sprints(
-    session: SessionDep,
-    caller: CallerDep,
-    page: PageDep,
-    workspace_id: Annotated[str | None, Query(alias="workspaceId")] = None,
-    project_id: Annotated[str | None, Query(alias="projectId")] = None,
-    status: Annotated[str | None, Query(description="Comma-separated statuses.")] = None,
-) -> Response:
+async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDep) -> Response:
     """`workspaceId` or `projectId` is required. Ordered by `position`, with `workItemCount`,
     `totalPoints` and `completedPoints`.
     """
+    workspace_id, project_id = query.workspace_id, query.project_id
     if project_id is not None:
         project, _ = access_project(session, caller, project_id)
         if workspace_id not in (None, project.workspace_id):
@@ -67,16 +62,13 @@ async def list_sprints(
         access_workspace_id(session, caller, workspace_id)
     else:
         raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
-    statuses = [s.strip() for s in (status or "").split(",") if s.strip()]
-    if bad := [s for s in statuses if s not in STATUSES]:
-        raise InvalidRequest("status", "invalid_value", f"status: unknown value(s) {bad}.")
     sprints, total = service.list_sprints(
         session,
         workspace_id=workspace_id,
         project_id=project_id,
-        statuses=statuses,
-        limit=page.limit,
-        offset=page.offset,
+        statuses=query.listed("status", get_args(SprintStatus)),
+        limit=query.limit,
+        offset=query.offset,
     )
     return many(sprints, total)
 

@@ -5,11 +5,19 @@ from pydantic import Field
 
 from sprintboard.models import Sprint
 from sprintboard.responses import iso
-from sprintboard.schemas import DateTimeIn, Name, RequestModel, Timestamps
+from sprintboard.schemas import DateTimeIn, Name, PageQuery, RequestModel, Timestamps
 from sprintboard.workitems.schemas import Position, Ref, TaskRead
 
 SprintStatus = Literal["PLANNED", "ACTIVE", "COMPLETED"]
 Goal = Annotated[str, Field(max_length=4_000)]
+
+
+class SprintQuery(PageQuery):
+    """The filters of `GET /sprints`."""
+
+    workspace_id: str | None = Field(None, alias="workspaceId")
+    project_id: str | None = Field(None, alias="projectId")
+    status: str | None = Field(None, description="Comma-separated statuses.")
 
 
 class SprintCreate(RequestModel):

@@ -214,10 +214,7 @@ def read_comments(
 
 
 def read_comment(db: Raw, comment_id: str) -> dict[str, Any]:
-    row = db.row(f"{_COMMENTS} WHERE id = :id", {"id": comment_id})
-    if row is None:
-        raise NotFound("Comment")
-    return _comment(row, db.codec)
+    return _one_of(db, _COMMENTS, _comment, comment_id, "Comment")
 
 
 def read_time_logs(
@@ -228,10 +225,21 @@ def read_time_logs(
 
 
 def read_time_log(db: Raw, log_id: str) -> dict[str, Any]:
-    row = db.row(f"{_TIME_LOGS} WHERE id = :id", {"id": log_id})
+    return _one_of(db, _TIME_LOGS, _time_log, log_id, "Time log")
+
+
+def _one_of(
+    db: Raw,
+    select: str,
+    to_record: Callable[[Sequence[Any], Codec], dict[str, Any]],
+    record_id: str,
+    name: str,
+) -> dict[str, Any]:
+    """One comment or time log by `$id` (already known to be visible), as the API shows it."""
+    row = db.row(f"{select} WHERE id = :id", {"id": record_id})
     if row is None:
-        raise NotFound("Time log")
-    return _time_log(row, db.codec)
+        raise NotFound(name)
+    return to_record(row, db.codec)
 
 
 def _page_of(

@@ -1,4 +1,4 @@
-from typing import Annotated
+from typing import Annotated, get_args
 
 import orjson
 from fastapi import Depends, Path, Request
@@ -22,6 +22,8 @@ from sprintboard.workitems.schemas import (
     CommentCreate,
     CommentRead,
     ItemQuery,
+    Priority,
+    Status,
     TaskCreate,
     TaskDetail,
     TaskQuery,
@@ -35,16 +37,6 @@ router = api_router(tags=["work items"])
 
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
 MAX_BULK = 500
-
-STATUSES = ("BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE")
-PRIORITIES = ("LOW", "MEDIUM", "HIGH", "URGENT")
-
-
-def _csv(name: str, value: str | None, allowed: tuple[str, ...] | None = None) -> list[str]:
-    values = [v.strip() for v in (value or "").split(",") if v.strip()]
-    if allowed is not None and (bad := [v for v in values if v not in allowed]):
-        raise InvalidRequest(name, "invalid_value", f"{name}: unknown value(s) {bad}.")
-    return values
 
 
 def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response:
@@ -66,11 +58,11 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     filters = reads.TaskFilters(
         project_id=query.project_id,
         sprint_id=query.sprint_id,
-        statuses=_csv("status", query.status, STATUSES),
-        priorities=_csv("priority", query.priority, PRIORITIES),
-        types=_csv("type", query.type),
+        statuses=query.listed("status", get_args(Status)),
+        priorities=query.listed("priority", get_args(Priority)),
+        types=query.listed("type"),
         assignee_id=query.assignee_id,
-        labels=_csv("labels", query.labels),
+        labels=query.listed("labels"),
         due_date=query.due_date,
         due_before=query.due_before,
         due_after=query.due_after,
