@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from starlette.testclient import TestClient
 
 from sprintboard.app import create_app
@@ -195,3 +196,27 @@ def test_a_started_app_freezes_its_start_up_objects(database: Database) -> None:
     off = Settings(database_url=database.url, deliver_events=False, gc_freeze=False)
     with TestClient(create_app(off, database=database)):
         assert gc.get_freeze_count() == 0
+
+
+class _RecordingTracerProvider(trace.TracerProvider):
+    """A configured provider (neither a proxy nor a no-op one) that counts its tracers."""
+
+    def __init__(self) -> None:
+        self.tracers = 0
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        self.tracers += 1
+        return trace.NoOpTracer()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_opentelemetry_follows_the_setting(
+    settings: Settings, database: Database, monkeypatch: pytest.MonkeyPatch, enabled: bool
+) -> None:
+    """`SPRINTBOARD_OPENTELEMETRY`: FastAPI's telemetry uses a configured provider only when on."""
+    provider = _RecordingTracerProvider()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    app = create_app(settings.model_copy(update={"opentelemetry": enabled}), database=database)
+    with TestClient(app) as client:
+        assert client.get("/healthz").status_code == 200
+    assert (provider.tracers > 0) is enabled

@@ -132,6 +132,9 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         default_response_class=JSONResponse,
         redirect_slashes=False,
         lifespan=lifespan,
+        telemetry=None
+        if settings.opentelemetry
+        else {"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     if database is not None:

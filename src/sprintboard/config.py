@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
     deliver_events: bool = True
     """Whether `serve` delivers events in-process; scale-out runs `sprintboard worker` instead."""
+    opentelemetry: bool = False
+    """Whether FastAPI's native OpenTelemetry traces, metrics and logs go to the globally
+    configured providers; off by default, as asking whether they are configured costs
+    every request several microseconds."""
     gc_freeze: bool = True
     """Whether start-up's objects are moved out of the garbage collector's reach once the app
     has started (`gc.freeze()`); tests that build many apps in one process turn it off."""

@@ -15,6 +15,7 @@ from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sprintboard.access import Caller
 from sprintboard.db import Database
@@ -58,6 +59,11 @@ class TransactionalRoute(APIRoute):
                 parameters = [*extra.get("parameters", ()), *documented]
                 kwargs["openapi_extra"] = {**extra, "parameters": parameters}
         super().__init__(path, endpoint, **kwargs)
+        if self.direct_endpoint is not None:
+            # Nothing for FastAPI to solve, so none of its per-request set-up either (the
+            # exit stacks of dependencies with `yield`, a second exception-handling layer:
+            # the application's one handles what the endpoint raises).
+            self.app = _asgi_app(self.get_route_handler())
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -92,6 +98,14 @@ class TransactionalRoute(APIRoute):
                     request.state.session = None
 
         return handle
+
+
+def _asgi_app(handler: Callable[[Request], Coroutine[Any, Any, Response]]) -> ASGIApp:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        response = await handler(Request(scope, receive, send))
+        await response(scope, receive, send)
+
+    return app
 
 
 def _direct(endpoint: Callable[..., Any]) -> Callable[[Request], Coroutine[Any, Any, Response]]:
