@@ -184,3 +184,30 @@ def test_a_thread_per_request_does_not_use_up_the_pool(database: Database) -> No
         assert client.get("/api/v1/me", headers=headers).status_code == 200
     gc.collect()
     assert database.engine.pool.checkedout() <= 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.sqlite_only
+def test_a_write_session_holds_the_sqlite_write_lock_from_its_start(database: Database) -> None:
+    """`BEGIN IMMEDIATE` when a write session opens: no two writers can both read and then
+    deadlock on upgrading to write. A read session takes no lock.
+    """
+    path = normalize_url(database.url).database
+    assert path is not None
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        reader = database.session(write=False)
+        raw(reader).row("SELECT 1")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        reader.close()
+        writer = database.session(write=True)
+        try:
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+        finally:
+            writer.rollback()
+            writer.close()
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+    finally:
+        other.close()

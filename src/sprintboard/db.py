@@ -83,8 +83,13 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
+        # Write sessions' connections carry the write option from their engine: set on each
+        # connection instead, it cost every write request a round of option processing.
         self._sessions = sessionmaker(
-            self.engine, class_=AppSession, expire_on_commit=False, autoflush=False
+            self.engine.execution_options(**{WRITE_OPTION: True}),
+            class_=AppSession,
+            expire_on_commit=False,
+            autoflush=False,
         )
         reads_engine = (
             self.engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -112,7 +117,7 @@ class Database:
         """
         if write:
             session = self._sessions()
-            session.connection(execution_options={WRITE_OPTION: True})
+            session.connection()  # begins now: on SQLite, BEGIN IMMEDIATE takes the write lock
         else:
             session = self._read_sessions()
             session.info[READS] = self._reads

@@ -29,11 +29,7 @@ import orjson
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
-from sprintboard.models import (
-    Event,
-    new_id,
-    utcnow,
-)
+from sprintboard.models import new_id, utcnow
 from sprintboard.sql import raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
@@ -60,17 +56,15 @@ def record(
     subject_id: str,
     actor_id: str | None,
     payload: dict[str, Any],
-) -> Event:
+) -> None:
     """Record one event in the caller's transaction; it exists only if that commits.
 
     `payload` holds the record after the change (`workItem` or `sprint`) and, for
     `*.updated`, `changes`: `{field: {"from": old, "to": new}}` in API field names.
-    The returned event has its `$id`; its row (and `seq`) is written when the transaction
-    commits, so call this after the change itself.
+    Its row (and `seq`) is written when the transaction commits, so call this after the
+    change itself.
     """
-    row = _row(workspace_id, type, subject_id, actor_id, payload, utcnow())
-    _staged(session).append(row)
-    return Event(**row)
+    _staged(session).append(_row(workspace_id, type, subject_id, actor_id, payload, utcnow()))
 
 
 def record_many(session: Session, events: list[dict[str, Any]]) -> None:
