@@ -1,12 +1,20 @@
-"""`RouteIndex` finds, for every path the API serves, the route the router itself would find."""
+"""`RouteIndex` finds, for every path the API serves, the route the router itself would find;
+a direct route reads its body as FastAPI's handler would.
+"""
 
 import re
+from typing import Any
 
+import orjson
+import pytest
+from fastapi.routing import request_response
 from starlette.routing import Match, Route
 
 from sprintboard.app import create_app
 from sprintboard.config import Settings
+from sprintboard.deps import TransactionalRoute
 from sprintboard.routing import RouteIndex
+from tests.factories import Api, make_project, make_workspace
 
 
 def _linear_match(routes: list[Route], scope: dict[str, object]) -> Route | None:
@@ -42,3 +50,72 @@ def test_index_finds_what_the_router_finds() -> None:
             assert (found[0] if found else None) is expected, (method, path)
             checked += expected is not None
     assert checked > len(routes)
+
+
+BAD_BODIES: list[bytes] = [
+    b"",
+    b"null",
+    b"[]",
+    b'"text"',
+    b"{",
+    b'{"name": }',
+    b"\xff\xfe{}",
+    b"[" * 5000 + b"]" * 5000,
+    b"{}",
+    b'{"name": 5}',
+    b'{"name": "x", "workspaceId": "nope", "projectId": "nope", "priority": "SOON"}',
+    b'{"name": "x", "workspaceId": "w", "projectId": "p", "$id": "mine", "colour": 1}',
+    b'{"title": null, "storyPoints": -1, "labels": "a", "dueDate": "tomorrow"}',
+    b'{"status": null}',
+    b'{"projectId": "other"}',
+    b'{"description": "' + b"d" * 70_000 + b'"}',
+]
+
+
+def _answers(api: Api, requests: list[tuple[str, str, bytes, dict[str, str]]]) -> list[Any]:
+    answers = []
+    for method, path, body, headers in requests:
+        response = api.request(
+            method, path, content=body, headers={"Content-Type": "application/json", **headers}
+        )
+        payload = response.json()
+        payload.get("error", {}).get("details", {}).pop("requestId", None)
+        answers.append((response.status_code, payload))
+    return answers
+
+
+def test_direct_routes_answer_bodies_as_fastapi_does(
+    admin: Api, app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A direct route reads its JSON body and `If-Match` itself: for good and bad bodies alike
+    it answers what FastAPI's own request handler answers for the same endpoint.
+    """
+    workspace = make_workspace(admin)
+    project = make_project(admin, workspace["$id"], key="RT")
+    fields = {"workspaceId": workspace["$id"], "projectId": project["$id"]}
+    task = admin.ok("POST", "/tasks", {"name": "t", **fields})
+    requests: list[tuple[str, str, bytes, dict[str, str]]] = []
+    for body in BAD_BODIES:
+        requests.append(("POST", "/tasks", body, {}))
+        requests.append(("PATCH", f"/tasks/{task['$id']}", body, {}))
+    for tag in ('"stale"', "*, W/nothing"):
+        requests.append(("PATCH", f"/tasks/{task['$id']}", b'{"title": "t2"}', {"If-Match": tag}))
+    requests.append(("POST", f"/workspaces/{workspace['$id']}/projects", b'{"key": 1}', {}))
+    requests.append(("POST", "/tasks", orjson.dumps({"name": "ok", **fields}), {}))
+    names = {"create_task", "update_task", "create_project"}
+    routes = [r for r in app.routes if isinstance(r, TransactionalRoute) and r.name in names]
+    assert len(routes) == len(names)
+    assert all(r.direct_endpoint for r in routes)
+
+    direct = _answers(admin, requests)
+    for route in routes:  # the same routes, through FastAPI's request handler
+        monkeypatch.setattr(route, "direct_endpoint", None)
+        monkeypatch.setattr(route, "app", request_response(route.get_route_handler()))
+    through_fastapi = _answers(admin, requests)
+
+    for request, ours, theirs in zip(requests, direct, through_fastapi, strict=True):
+        if request[2].startswith(b'{"name":"ok"'):
+            assert [ours[1]["data"]["key"], theirs[1]["data"]["key"]] == ["RT-2", "RT-3"]
+            ours[1]["data"], theirs[1]["data"] = {}, {}
+        assert ours == theirs, request[:3]
+    assert {status for status, _ in direct} >= {201, 400, 412}

@@ -4,20 +4,22 @@ commits each request's one transaction.
 
 import functools
 import inspect
+import json
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
-from fastapi import APIRouter, Depends, Request, params
+from fastapi import APIRouter, Depends, HTTPException, Request, params
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sprintboard.access import Caller
+from sprintboard.concurrency import IfMatch
 from sprintboard.db import Database
 from sprintboard.errors import Unauthenticated
 from sprintboard.idempotency import save_response
@@ -39,20 +41,25 @@ class TransactionalRoute(APIRoute):
     (`Annotated[str, Path(...)]`). The endpoint FastAPI sees takes the `Request` instead, and
     the parameters are documented through `openapi_extra`. The caller is authenticated before
     anything else about the request is looked at, so a bad key is always a 401.
+
+    A route whose endpoint takes nothing else but a JSON body model and `If-Match` is called
+    directly: its ASGI app reads those two as FastAPI would (`_BodyOf`, `_if_match`) and calls
+    the endpoint, skipping FastAPI's request handler; FastAPI still documents them.
     """
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         filled = _filled_parameters(endpoint)
         self.needs_caller = any(f.source is caller_of for f in filled.values())
-        # An endpoint whose every parameter is filled here is called directly, without
-        # FastAPI's request handler (which would only solve an empty set of parameters).
+        # An endpoint whose other parameters are only a JSON body and an `If-Match` header is
+        # called directly, without FastAPI's request handler: `_direct` reads those two as
+        # FastAPI would, while FastAPI still documents them.
         self.direct_endpoint: Callable[..., Any] | None = None
+        self.direct_parameters: dict[str, _Late] = {}
         if filled:
+            late = _late_parameters(endpoint, exclude=filled)
             endpoint = _with_filled(endpoint, filled)
-            if list(inspect.signature(endpoint).parameters) == ["request"] and not kwargs.get(
-                "dependencies"
-            ):
-                self.direct_endpoint = endpoint
+            if late is not None and not kwargs.get("dependencies"):
+                self.direct_endpoint, self.direct_parameters = endpoint, late
             documented = [doc for f in filled.values() for doc in f.documented]
             if documented:
                 extra = kwargs.get("openapi_extra") or {}
@@ -69,7 +76,7 @@ class TransactionalRoute(APIRoute):
         handler = super().get_route_handler()
         needs_caller = self.needs_caller
         if self.direct_endpoint is not None:
-            handler = _direct(self.direct_endpoint)
+            handler = _direct(self.direct_endpoint, self.direct_parameters)
 
         async def handle(request: Request) -> Response:
             try:
@@ -108,14 +115,91 @@ def _asgi_app(handler: Callable[[Request], Coroutine[Any, Any, Response]]) -> AS
     return app
 
 
-def _direct(endpoint: Callable[..., Any]) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+def _direct(
+    endpoint: Callable[..., Any], late: dict[str, "_Late"]
+) -> Callable[[Request], Coroutine[Any, Any, Response]]:
     async def handle(request: Request) -> Response:
-        response = await endpoint(request=request)
+        arguments = {name: await source(request) for name, source in late.items()}
+        response = await endpoint(request=request, **arguments)
         if not isinstance(response, Response):
             raise TypeError(f"{endpoint.__name__} must return a Response")
         return response
 
     return handle
+
+
+_Late = Callable[[Request], Coroutine[Any, Any, Any]]
+"""How a direct route fills a parameter FastAPI documents: the body or the `If-Match` header."""
+
+
+def _late_parameters(
+    endpoint: Callable[..., Any], *, exclude: dict[str, "_Filled"]
+) -> dict[str, _Late] | None:
+    """Fillers for the parameters that are neither filled here nor the `request`: a required
+    JSON body model and an `If-Match` header; None if there is any other kind.
+    """
+    hints = get_type_hints(endpoint, include_extras=True)
+    late: dict[str, _Late] = {}
+    for name, parameter in inspect.signature(endpoint).parameters.items():
+        hint = hints.get(name)
+        if name in exclude or name == "request":
+            continue
+        if (
+            isinstance(hint, type)
+            and issubclass(hint, BaseModel)
+            and parameter.default is inspect.Parameter.empty
+            and not any(isinstance(source, _BodyOf) for source in late.values())
+        ):
+            late[name] = _BodyOf(hint)
+        elif hint == IfMatch:
+            late[name] = _if_match
+        else:
+            return None
+    return late
+
+
+class _BodyOf:
+    """A required JSON body, read and validated as FastAPI does for a single body model: the
+    same decoder and the same errors (`("body", ...)` locations), so the answers match.
+    """
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+
+    async def __call__(self, request: Request) -> BaseModel:
+        raw_body = await request.body()
+        if not raw_body:
+            missing = {"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}
+            raise RequestValidationError([missing])
+        try:
+            # (A body is JSON here: BodyGuardMiddleware answered 415 to any other type.)
+            value = json.loads(raw_body)
+        except json.JSONDecodeError as error:
+            raise RequestValidationError(
+                [
+                    {
+                        "type": "json_invalid",
+                        "loc": ("body", error.pos),
+                        "msg": "JSON decode error",
+                        "input": {},
+                        "ctx": {"error": error.msg},
+                    }
+                ]
+            ) from error
+        except Exception as error:  # not UTF-8, nested too deep
+            raise HTTPException(400, "There was an error parsing the body") from error
+        try:
+            # (`from_attributes` as FastAPI's: a JSON value is never an object with attributes,
+            # but the errors for a non-object body name what is expected as FastAPI's do.)
+            return self.model.model_validate(value, from_attributes=True)
+        except ValidationError as error:
+            raise RequestValidationError(
+                [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+            ) from None
+
+
+async def _if_match(request: Request) -> str | None:
+    return request.headers.get("if-match")
 
 
 @dataclass(frozen=True)

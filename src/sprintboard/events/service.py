@@ -220,7 +220,7 @@ class _BulkWriter:
             return
         names = ", ".join(f'"{column}"' for column in columns)
         driver: Any = self.connection.connection.driver_connection
-        if self.postgresql:
+        if self.postgresql and len(rows) > _FEW_ROWS:
             with (
                 driver.cursor() as cursor,
                 cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
@@ -228,12 +228,25 @@ class _BulkWriter:
                 for row in rows:
                     copy.write_row(row)
             return
+        if self.postgresql:  # one round trip, where COPY takes two
+            row_marks = f"({', '.join(['%s'] * len(columns))})"
+            values = ", ".join([row_marks] * len(rows))
+            with driver.cursor() as cursor:
+                cursor.execute(
+                    f"INSERT INTO {table} ({names}) VALUES {values}",
+                    [value for row in rows for value in row],
+                )
+            return
         marks = ", ".join("?" * len(columns))
         cursor = driver.cursor()
         try:
             cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
         finally:
             cursor.close()
+
+
+_FEW_ROWS = 20
+"""Up to this many rows go to PostgreSQL as one `INSERT`; more, by `COPY`."""
 
 
 def _new_ids(count: int) -> list[str]:
@@ -250,14 +263,19 @@ def _draw_sequence_numbers(session: Session, workspace_ids: list[str], count: in
         top = db.row("SELECT max(seq) FROM events")
         first = (top[0] if top and top[0] is not None else 0) + 1
         return list(range(first, first + count))
-    for workspace_id in workspace_ids:  # sorted: two batches never wait for each other in a ring
+    *others, last = workspace_ids  # sorted: two batches never wait for each other in a ring
+    for workspace_id in others:
         db.rows(
             "SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))",
             {"key": f"sprintboard.events:{workspace_id}"},
         )
+    # The last lock and the numbers in one round trip: the materialized lock is taken before
+    # the join yields the rows whose `nextval` draws the numbers.
     seqs = db.rows(
-        "SELECT nextval(pg_get_serial_sequence('events', 'seq')) FROM generate_series(1, :n)",
-        {"n": count},
+        "WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended(:key, 0)))"
+        " SELECT nextval(pg_get_serial_sequence('events', 'seq'))"
+        " FROM locked, generate_series(1, :n)",
+        {"key": f"sprintboard.events:{last}", "n": count},
     )
     return sorted(int(row[0]) for row in seqs)
 
