@@ -1,8 +1,9 @@
 """Points of the contract found by probing a running server as a black-box client would."""
 
+from datetime import datetime
 from typing import Any
 
-from tests.factories import Api, make_project, make_workspace
+from tests.factories import Api, make_project, make_user, make_workspace
 from tests.sprint_factories import error, make_board, make_sprint, make_task, start, task_of
 
 
@@ -128,3 +129,73 @@ def test_an_idempotent_repeat_compares_bodies_as_json(admin: Api) -> None:
     assert first.status_code == again.status_code == 201
     assert again.json() == first.json()
     assert admin.ok("GET", "/workspaces")["total"] == 1
+
+
+def test_every_single_record_response_carries_an_etag(admin: Api) -> None:
+    """§8: creates, reads and updates of every kind of record answer with an `ETag`."""
+    workspace = make_workspace(admin)
+    project = make_project(admin, workspace["$id"])
+    task = make_task(admin, project)
+    user, _ = make_user(admin)
+    ws = f"/workspaces/{workspace['$id']}"
+    calls: list[tuple[str, str, dict[str, Any] | None]] = [
+        ("POST", "/workspaces", {"name": "tagged"}),
+        ("POST", f"{ws}/projects", {"name": "Tagged"}),
+        ("POST", "/users", {"name": "tagged", "email": "tagged@example.com"}),
+        ("POST", "/keys", {"name": "tagged"}),
+        ("POST", f"/users/{user['$id']}/keys", {"name": "tagged"}),
+        ("POST", f"{ws}/members", {"userId": user["$id"], "role": "MEMBER"}),
+        ("PATCH", f"{ws}/members/{user['$id']}", {"role": "VIEWER"}),
+        ("POST", f"{ws}/work-item-types", {"name": "SPIKE"}),
+        ("POST", f"{ws}/webhooks", {"url": "http://127.0.0.1:9/hook", "events": ["task.created"]}),
+        ("POST", f"/tasks/{task['$id']}/comments", {"body": "tagged"}),
+        ("POST", f"/tasks/{task['$id']}/time-logs", {"hours": 1, "date": "2026-11-22"}),
+        ("GET", "/me", None),
+    ]
+    for method, path, body in calls:
+        response = admin.request(method, path, json=body)
+        assert response.status_code in (200, 201), (path, response.text)
+        record = response.json()["data"]
+        assert response.headers.get("ETag") == f'"{record["$id"]}.{_ms(record["$updatedAt"])}"'
+
+
+def _ms(timestamp: str) -> int:
+    return int(datetime.fromisoformat(timestamp).timestamp() * 1000)
+
+
+def test_if_match_guards_every_patch_and_delete(admin: Api) -> None:
+    """§8: members, keys, comments and webhooks too: a stale `If-Match` is 412 and changes
+    nothing; the current `ETag` lets the change through.
+    """
+    workspace = make_workspace(admin)
+    task = make_task(admin, make_project(admin, workspace["$id"]))
+    user, _ = make_user(admin)
+    ws = f"/workspaces/{workspace['$id']}"
+    member = admin.post(f"{ws}/members", json={"userId": user["$id"], "role": "MEMBER"})
+    key = admin.post("/keys", json={"name": "doomed"})
+    comment = admin.post(f"/tasks/{task['$id']}/comments", json={"body": "doomed"})
+    hook = {"url": "http://127.0.0.1:9/hook", "events": ["task.created"]}
+    webhook = admin.post(f"{ws}/webhooks", json=hook)
+    member_path = f"{ws}/members/{user['$id']}"
+    changes = [
+        ("PATCH", member_path, {"role": "VIEWER"}, member),
+        ("DELETE", f"/keys/{key.json()['data']['$id']}", None, key),
+        ("DELETE", f"/comments/{comment.json()['data']['$id']}", None, comment),
+        ("DELETE", f"/webhooks/{webhook.json()['data']['$id']}", None, webhook),
+    ]
+    for method, path, body, created in changes:
+        stale = admin.request(method, path, json=body, headers={"If-Match": '"stale.1"'})
+        assert error(stale, 412)["details"]["etag"] == created.headers["ETag"], path
+        done = admin.request(method, path, json=body, headers={"If-Match": created.headers["ETag"]})
+        assert done.status_code == 200, (path, done.text)
+
+    def roles() -> list[str]:
+        members = admin.ok("GET", f"{ws}/members")["documents"]
+        return [m["role"] for m in members if m["userId"] == user["$id"]]
+
+    assert roles() == ["VIEWER"]
+    # The role change moved the member's ETag on: the one from before no longer deletes.
+    refused = admin.delete(member_path, headers={"If-Match": member.headers["ETag"]})
+    assert error(refused, 412)["code"] == "PRECONDITION_FAILED"
+    assert roles() == ["VIEWER"]
+    assert admin.ok("GET", f"/tasks/{task['$id']}/comments")["total"] == 0

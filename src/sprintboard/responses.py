@@ -1,6 +1,8 @@
-"""JSON responses in the contract's envelopes, serialized once with orjson."""
+"""JSON responses in the contract's envelopes, serialized once with orjson; every single record
+goes out with its `ETag`.
+"""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,9 +22,29 @@ def iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="milliseconds")[:23] + "Z"  # less "+00:00"
 
 
+def etag(record_id: str, version: int) -> str:
+    return f'"{record_id}.{version}"'
+
+
+def stamp_version(updated_at: datetime) -> int:
+    """The version of a record without a counter: its `$updatedAt`, in milliseconds."""
+    return int(updated_at.timestamp() * 1000)
+
+
+def record_etag(record: Mapping[str, Any]) -> str:
+    """The ETag of a record as shown, from its `$id` and `$updatedAt` (what `etag` and
+    `stamp_version` give for the stored record).
+    """
+    return etag(record["$id"], stamp_version(datetime.fromisoformat(record["$updatedAt"])))
+
+
 def one(
     record: dict[str, Any], *, status: int = 200, headers: dict[str, str] | None = None
 ) -> JSONResponse:
+    """A single record; its `ETag` is `record_etag` unless `headers` give one (a record with a
+    version counter)."""
+    if "$id" in record and "$updatedAt" in record and "ETag" not in (headers or {}):
+        headers = {**(headers or {}), "ETag": record_etag(record)}
     return JSONResponse({"data": record}, status_code=status, headers=headers)
 
 

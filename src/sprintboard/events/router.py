@@ -10,6 +10,7 @@ from sprintboard.access import (
     access_work_item,
     access_workspace_id,
 )
+from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.events import feed, notifications, webhooks
 from sprintboard.events.schemas import (
@@ -167,13 +168,16 @@ async def create_webhook(
 @router.delete(
     "/webhooks/{id}",
     response_model=One[DeletedRecord],
-    responses=error_responses(403, 404),
+    responses=error_responses(403, 404, 412),
     tags=["webhooks"],
     summary="Delete a webhook (nothing more is sent to it)",
 )
-async def delete_webhook(webhook_id: WebhookId, session: SessionDep, caller: CallerDep) -> Response:
+async def delete_webhook(
+    webhook_id: WebhookId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+) -> Response:
     webhook, access = access_webhook(session, caller, webhook_id)
     access.require(Permission.WORKSPACE_MANAGE)
+    check_if_match(if_match, webhook.id, stamp_version(webhook.updated_at))
     webhooks.delete_webhook(session, webhook)
     return deleted(webhook.id)
 

@@ -3,6 +3,7 @@ from typing import Annotated
 from fastapi import Path
 from starlette.responses import Response
 
+from sprintboard.concurrency import IfMatch
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.identity import service
 from sprintboard.identity.schemas import (
@@ -110,11 +111,14 @@ async def list_keys(session: SessionDep, caller: CallerDep, page: PageDep) -> Re
 @router.delete(
     "/keys/{keyId}",
     response_model=One[DeletedRecord],
-    responses=error_responses(404),
+    responses=error_responses(404, 412),
     summary="Revoke an API key",
 )
 async def revoke_key(
-    key_id: Annotated[str, Path(alias="keyId")], session: SessionDep, caller: CallerDep
+    key_id: Annotated[str, Path(alias="keyId")],
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
 ) -> Response:
-    key = service.revoke_key(session, caller=caller, key_id=key_id)
+    key = service.revoke_key(session, caller=caller, key_id=key_id, if_match=if_match)
     return deleted(key.id)

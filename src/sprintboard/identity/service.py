@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, Permission
+from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.models import ApiKey, User, WorkspaceMember, utcnow
 from sprintboard.sql import raw
@@ -176,12 +177,15 @@ def list_keys(
     return keys, total
 
 
-def revoke_key(session: Session, *, caller: Caller, key_id: str) -> ApiKey:
+def revoke_key(
+    session: Session, *, caller: Caller, key_id: str, if_match: str | None = None
+) -> ApiKey:
     """Revoke one of the caller's keys (an organization admin may revoke anyone's)."""
     key = session.get(ApiKey, key_id)
     is_admin = caller.is_org_admin and caller.allows(Permission.ORG_ADMIN)
     if key is None or (key.user_id != caller.user_id and not is_admin):
         raise NotFound("API key")
+    check_if_match(if_match, key.id, stamp_version(key.updated_at))
     if key.revoked_at is None:
         key.revoked_at = key.updated_at = utcnow()
     return key

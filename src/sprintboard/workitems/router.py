@@ -10,7 +10,7 @@ from sprintboard.access import (
     access_work_item,
     access_workspace_id,
 )
-from sprintboard.concurrency import IfMatch, check_if_match
+from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
@@ -214,13 +214,17 @@ async def add_comment(
 @router.delete(
     "/comments/{commentId}",
     response_model=One[DeletedRecord],
-    responses=error_responses(403, 404),
+    responses=error_responses(403, 404, 412),
 )
 async def delete_comment(
-    comment_id: Annotated[str, Path(alias="commentId")], session: SessionDep, caller: CallerDep
+    comment_id: Annotated[str, Path(alias="commentId")],
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
 ) -> Response:
     comment, access = access_comment(session, caller, comment_id)
     access.require(Permission.WORK_ITEM_WRITE)
+    check_if_match(if_match, comment.id, stamp_version(comment.updated_at))
     service.delete_comment(session, comment=comment)
     return deleted(comment.id)
 

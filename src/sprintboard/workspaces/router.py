@@ -139,7 +139,7 @@ async def add_member(
 @router.patch(
     "/workspaces/{id}/members/{userId}",
     response_model=One[MemberRead],
-    responses=error_responses(400, 403, 404, 409),
+    responses=error_responses(400, 403, 404, 409, 412),
 )
 async def change_member_role(
     workspace_id: WorkspaceId,
@@ -147,11 +147,12 @@ async def change_member_role(
     body: MemberUpdate,
     session: SessionDep,
     caller: CallerDep,
+    if_match: IfMatch = None,
 ) -> Response:
     access = access_workspace_id(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
     member, user = service.change_member_role(
-        session, workspace_id=workspace_id, user_id=user_id, role=body.role
+        session, workspace_id=workspace_id, user_id=user_id, role=body.role, if_match=if_match
     )
     return one(member_json(member, user))
 
@@ -159,14 +160,20 @@ async def change_member_role(
 @router.delete(
     "/workspaces/{id}/members/{userId}",
     response_model=One[DeletedRecord],
-    responses=error_responses(403, 404, 409),
+    responses=error_responses(403, 404, 409, 412),
 )
 async def remove_member(
-    workspace_id: WorkspaceId, user_id: UserId, session: SessionDep, caller: CallerDep
+    workspace_id: WorkspaceId,
+    user_id: UserId,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
 ) -> Response:
     access = access_workspace_id(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
-    member = service.remove_member(session, workspace_id=workspace_id, user_id=user_id)
+    member = service.remove_member(
+        session, workspace_id=workspace_id, user_id=user_id, if_match=if_match
+    )
     return deleted(member.id)
 
 

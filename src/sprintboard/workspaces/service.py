@@ -7,6 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, Role, WorkspaceAccess, visible_workspace_ids
+from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, utcnow
 
@@ -94,9 +95,10 @@ def add_member(
 
 
 def change_member_role(
-    session: Session, *, workspace_id: str, user_id: str, role: Role
+    session: Session, *, workspace_id: str, user_id: str, role: Role, if_match: str | None = None
 ) -> tuple[WorkspaceMember, User]:
     member, user = _get_member(session, workspace_id, user_id)
+    check_if_match(if_match, member.id, stamp_version(member.updated_at))
     if member.role == Role.ADMIN and role != Role.ADMIN:
         _ensure_another_admin(session, workspace_id)
     if member.role != role:
@@ -105,8 +107,11 @@ def change_member_role(
     return member, user
 
 
-def remove_member(session: Session, *, workspace_id: str, user_id: str) -> WorkspaceMember:
+def remove_member(
+    session: Session, *, workspace_id: str, user_id: str, if_match: str | None = None
+) -> WorkspaceMember:
     member, _ = _get_member(session, workspace_id, user_id)
+    check_if_match(if_match, member.id, stamp_version(member.updated_at))
     if member.role == Role.ADMIN:
         _ensure_another_admin(session, workspace_id)
     session.execute(delete(WorkspaceMember).where(WorkspaceMember.id == member.id))
