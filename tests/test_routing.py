@@ -8,12 +8,13 @@ from typing import Any
 import orjson
 import pytest
 from fastapi.routing import request_response
+from starlette.exceptions import HTTPException
 from starlette.routing import Match, Route
 
 from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.deps import TransactionalRoute
-from sprintboard.routing import RouteIndex
+from sprintboard.routing import RouteIndex, fixed_routes
 from tests.factories import Api, make_project, make_workspace
 
 
@@ -43,13 +44,38 @@ def test_index_finds_what_the_router_finds() -> None:
     methods = {method for route in routes for method in route.methods or ()}
     checked = 0
     for path in sorted(paths):
+        fixed = fixed_routes(routes, path)
         for method in sorted(methods):
             scope = {"type": "http", "method": method, "path": path, "root_path": ""}
+            expected = _linear_match(fixed or routes, scope)
+            if fixed and expected is None:
+                with pytest.raises(HTTPException) as refused:
+                    index.find(scope)
+                assert refused.value.status_code == 405
+                continue
             found = index.find(scope)
-            expected = _linear_match(routes, scope)
             assert (found[0] if found else None) is expected, (method, path)
             checked += expected is not None
     assert checked > len(routes)
+
+
+def test_a_fixed_path_is_served_by_its_own_routes_alone(admin: Api) -> None:
+    """`/tasks/bulk-update` is not a work item called "bulk-update": other methods are 405,
+    and `Allow` names only what the path itself serves.
+    """
+    for method, path, allowed in (
+        ("GET", "/tasks/bulk-update", "POST"),
+        ("DELETE", "/tasks/bulk-update", "POST"),
+        ("GET", "/sprints/reorder", "POST"),
+        ("OPTIONS", "/sprints/reorder", "POST"),
+        ("PUT", "/tasks", "GET, POST"),
+        ("PUT", "/tasks/some-id", "GET, PATCH, DELETE"),
+    ):
+        response = admin.request(method, path)
+        assert response.status_code == 405, (method, path, response.text)
+        assert response.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+        assert response.headers["Allow"] == allowed, (method, path)
+    assert admin.get("/tasks/some-id").status_code == 404
 
 
 BAD_BODIES: list[bytes] = [

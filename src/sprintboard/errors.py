@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 
 from sprintboard.responses import JSONResponse
+from sprintboard.routing import fixed_routes
 
 
 class AppError(Exception):
@@ -277,7 +278,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 def _allowed_methods(request: Request) -> list[str]:
-    """Every method some route serves at this path. Starlette's own `Allow` names only the
+    """Every method some route serves at this path (only the fixed routes, where the path is
+    exactly a route's without parameters). Starlette's own `Allow` names only the
     first matching route's, and each FastAPI route serves one method. Each method is probed
     on a fresh scope: the routed request's scope carries FastAPI's routing state.
     """
@@ -287,13 +289,11 @@ def _allowed_methods(request: Request) -> list[str]:
         "root_path": request.scope.get("root_path", ""),
         "headers": [],
     }
+    routes = fixed_routes(request.app.router.routes, scope["path"]) or request.app.router.routes
     return [
         method
         for method in _METHODS
-        if any(
-            route.matches({**scope, "method": method})[0] == Match.FULL
-            for route in request.app.router.routes
-        )
+        if any(route.matches({**scope, "method": method})[0] == Match.FULL for route in routes)
     ]
 
 

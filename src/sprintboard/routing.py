@@ -9,9 +9,16 @@ the router would have found. Anything else (no route, a method that is not allow
 the index cannot place, a request under a `root_path`) goes to the router itself, unchanged.
 FastAPI's route telemetry (OpenTelemetry's `http.route`) is not set for requests the index
 routes.
+
+A path that is exactly some route's path without parameters (`/tasks/bulk-update`) is served
+by such routes alone: `GET /tasks/bulk-update` is a 405, not a read of a work item whose id
+is "bulk-update" (`fixed_routes`).
 """
 
+from collections.abc import Sequence
+
 from fastapi import APIRouter
+from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -23,6 +30,12 @@ def _literal_part(route: BaseRoute) -> str | None:
     return route.path.split("{", 1)[0]
 
 
+def fixed_routes(routes: Sequence[BaseRoute], path: str) -> list[Route]:
+    """The routes whose path is exactly `path` with no parameters: when there are any, they
+    alone serve it."""
+    return [r for r in routes if isinstance(r, Route) and "{" not in r.path and r.path == path]
+
+
 class RouteIndex:
     """Installed as the router's `middleware_stack`: the router's own ASGI entry point."""
 
@@ -30,16 +43,27 @@ class RouteIndex:
         self.router = router
         self.fallback: ASGIApp = router.middleware_stack
         self.by_depth: dict[int, list[tuple[str, BaseRoute]]] = {}
+        self.fixed: dict[str, list[Route]] = {}
         placed = [(route, _literal_part(route)) for route in router.routes]
         if any(literal is None for _, literal in placed):
             return  # a mount or a `:path` parameter: leave all matching to the router
         for route, literal in placed:
             depth = route.path.count("/")  # type: ignore[attr-defined]
             self.by_depth.setdefault(depth, []).append((literal or "", route))
+            if literal is not None and literal == route.path:  # type: ignore[attr-defined]
+                self.fixed[literal] = fixed_routes(router.routes, literal)
 
     def find(self, scope: Scope) -> tuple[BaseRoute, Scope] | None:
-        """The first route that fully matches the request, with its child scope."""
+        """The first route that fully matches the request, with its child scope; a 405 for a
+        method that no fixed route at this path serves.
+        """
         path: str = scope["path"]
+        if path in self.fixed:
+            for fixed in self.fixed[path]:
+                match, child_scope = fixed.matches(scope)
+                if match is Match.FULL:
+                    return fixed, child_scope
+            raise HTTPException(405)  # (the error handler names the methods in `Allow`)
         for literal, route in self.by_depth.get(path.count("/"), ()):
             if path.startswith(literal):
                 match, child_scope = route.matches(scope)
