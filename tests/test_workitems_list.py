@@ -206,3 +206,22 @@ def test_unfiltered_totals_stay_exact_through_creates_and_deletes(
     assert board.list(status="BACKLOG")["total"] == 6  # the counting path agrees
     stranger = make_project(board.api, make_workspace(board.api)["$id"])
     assert board.list(projectId=stranger["$id"]) == {"documents": [], "total": 0}
+
+
+def test_search_folds_case_beyond_ascii(board: Board) -> None:
+    """`search` is case-insensitive for every letter, not only A-Z (SQLite's own LOWER and
+    LIKE fold ASCII only)."""
+    board.task(name="Ärger im Büro")  # WEB-1
+    board.task(name="École d'été")  # WEB-2
+    board.task(name="Plain")  # WEB-3
+    for term, expected in (
+        ("ärger", ["WEB-1"]),
+        ("ÄRGER", ["WEB-1"]),
+        ("BÜRO", ["WEB-1"]),
+        ("école", ["WEB-2"]),
+        ("ÉTÉ", ["WEB-2"]),
+        ("PLAIN", ["WEB-3"]),
+        ("web-2", ["WEB-2"]),
+    ):
+        page = board.api.ok("GET", f"/tasks?workspaceId={board.workspace_id}&search={term}")
+        assert keys(page) == expected, term

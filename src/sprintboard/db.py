@@ -61,12 +61,18 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        # Case-insensitive search beyond ASCII, as PostgreSQL's LOWER gives it.
+        dbapi_connection.create_function("unicode_lower", 1, _unicode_lower, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def on_begin(connection: Any) -> None:
         write = connection.get_execution_options().get(WRITE_OPTION, False)
         # On the driver's connection: SQLAlchemy's own execute path would cost ten times more.
         connection.connection.driver_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _unicode_lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
 
 
 class AppSession(Session):

@@ -422,8 +422,11 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
         params["flagged"] = f.flagged
     if f.search:
         escaped = f.search.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+        # SQLite's own LOWER folds ASCII only; `unicode_lower` is Python's (see db.py).
+        lower = "unicode_lower" if db.codec.sqlite else "LOWER"
         clauses.append(
-            "(LOWER(wi.title) LIKE :search ESCAPE '!' OR LOWER(wi.key) LIKE :search ESCAPE '!')"
+            f"({lower}(wi.title) LIKE :search ESCAPE '!'"
+            f" OR {lower}(wi.key) LIKE :search ESCAPE '!')"
         )
         params["search"] = f"%{escaped}%"
     return " AND ".join(clauses), params
