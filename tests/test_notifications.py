@@ -147,7 +147,13 @@ def test_notification_fields_and_reading(team: Team) -> None:
     assert response.status_code == 404
     assert team.apis["boss"].post("/notifications/nope/read").status_code == 404
 
-    assert ann.ok("POST", "/notifications/read-all", status=200) == {"updated": 1}
+    # These actions take no fields: a body, if sent, is `{}`.
+    for path in ("/notifications/read-all", f"/notifications/{newest['$id']}/read"):
+        refused = ann.post(path, json={"bogus": 1})
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["details"] == {"field": "bogus", "reason": "unknown_field"}
+    assert team.inbox("ann", "?unread=true")["total"] == 1
+    assert ann.ok("POST", "/notifications/read-all", {}, status=200) == {"updated": 1}
     assert ann.ok("POST", "/notifications/read-all", status=200) == {"updated": 0}
     assert team.inbox("ann", "?unread=true") == {"documents": [], "total": 0}
     assert team.inbox("ann")["total"] == 2

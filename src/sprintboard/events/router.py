@@ -1,6 +1,6 @@
 from typing import Annotated, Literal
 
-from fastapi import Path, Query
+from fastapi import Body, Path, Query
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -17,6 +17,7 @@ from sprintboard.events.schemas import (
     ActivityRead,
     DeliveryRead,
     EventRead,
+    NoFields,
     NotificationRead,
     ReadAllResult,
     WebhookCreate,
@@ -103,7 +104,9 @@ async def list_notifications(
     tags=["notifications"],
     summary="Mark all of the caller's notifications read",
 )
-async def read_all_notifications(session: SessionDep, caller: CallerDep) -> Response:
+async def read_all_notifications(
+    session: SessionDep, caller: CallerDep, _body: Annotated[NoFields | None, Body()] = None
+) -> Response:
     """Answers with how many were unread."""
     updated = notifications.mark_all_read(session, caller=caller)
     return one({"updated": updated})
@@ -117,7 +120,10 @@ async def read_all_notifications(session: SessionDep, caller: CallerDep) -> Resp
     summary="Mark one notification read",
 )
 async def read_notification(
-    notification_id: NotificationId, session: SessionDep, caller: CallerDep
+    notification_id: NotificationId,
+    session: SessionDep,
+    caller: CallerDep,
+    _body: Annotated[NoFields | None, Body()] = None,
 ) -> Response:
     notification = access_notification(session, caller, notification_id)
     return one(notifications.notification_json(notifications.mark_read(notification)))

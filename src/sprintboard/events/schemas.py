@@ -104,5 +104,9 @@ class NotificationRead(Timestamps):
     read: bool
 
 
+class NoFields(RequestModel):
+    """A body with nothing in it: optional, and if sent, `{}` (any field is `unknown_field`)."""
+
+
 class ReadAllResult(BaseModel):
     updated: int = Field(description="How many notifications were marked read.")
