@@ -71,6 +71,18 @@ def test_public_routes_are_not_limited(limited: Api) -> None:
         assert limited.client.get("/api/v1/openapi.json").status_code == 200
 
 
+def test_public_routes_show_the_address_budget(settings: Settings, database: Database) -> None:
+    """Every response carries the rate-limit headers: on routes that need no key, those of
+    the address's budget of failed authentications, which they do not spend."""
+    with client_of(settings, database, auth_failure_limit="5/minute") as client:
+        assert Api(client).get("/me").status_code == 401
+        for path in ("/healthz", "/readyz", "/api/v1/openapi.json", "/docs", "/nowhere"):
+            response = client.get(path)
+            assert response.headers["RateLimit-Limit"] == "5", path
+            assert response.headers["RateLimit-Remaining"] == "4", path
+            assert 0 < int(response.headers["RateLimit-Reset"]) <= 60
+
+
 def test_a_request_without_a_key_shows_its_address_budget(
     settings: Settings, database: Database
 ) -> None:

@@ -14,9 +14,10 @@ seconds before it tries again, so an outage costs one short timeout per interval
 never an error to the client.
 
 Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
-`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers whenever the request
-carries a key. A response of 401 counts against the client address; an address that has used
-up its failures gets 429 for every authenticated route until its window resets.
+`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers of the key's budget
+whenever the request carries a key; every other response shows the client address's budget
+of failed authentications. A response of 401 counts against the client address; an address
+that has used up its failures gets 429 for every authenticated route until its window resets.
 """
 
 import hashlib
@@ -175,17 +176,21 @@ class RateLimitMiddleware:
         self.failures = Budget(parse(settings.auth_failure_limit), storage, "authfail", outage)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path: str = scope.get("path", "")
-        if (
-            scope["type"] != "http"
-            or not path.startswith(API_PREFIX)
-            or path in UNLIMITED_PATHS
-            or scope["method"] == "OPTIONS"
-        ):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
         address = client[0] if client else "unknown"
+        path: str = scope["path"]
+        if (
+            not path.startswith(API_PREFIX)
+            or path in UNLIMITED_PATHS
+            or scope["method"] == "OPTIONS"
+        ):
+            # Not limited (health checks, the API's documents), but showing a budget as every
+            # response does: the address's failed authentications, not counted here.
+            await self.app(scope, receive, _with_headers(send, self.failures.peek(address)))
+            return
         secret = _bearer_secret(scope)
         # Past its budget of failed authentications an address is refused whatever it sends
         # that fails to authenticate; a valid key still works, so one misbehaving client
@@ -232,6 +237,19 @@ class RateLimitMiddleware:
             *verdict.headers(),
         ]
         await response(scope, receive, send)
+
+
+def _with_headers(send: Send, verdict: Verdict | None) -> Send:
+    if verdict is None:
+        return send
+    headers = verdict.headers()
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message.get("headers", []), *headers]
+        await send(message)
+
+    return send_with_headers
 
 
 def _bearer_secret(scope: Scope) -> bytes | None:
