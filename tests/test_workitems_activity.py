@@ -139,3 +139,33 @@ def test_comments_of_another_workspace_are_not_found(board: Board) -> None:
     assert stranger.get("/tasks/WEB-1/comments").status_code == 404
     assert stranger.post("/tasks/WEB-1/time-logs", {"hours": 1}).status_code == 404
     assert board.api.ok("GET", "/tasks/WEB-1")["commentCount"] == 1
+
+
+def test_an_item_embeds_its_history_and_assignees_as_their_own_routes_show_them(
+    board: Board,
+) -> None:
+    """`GET /tasks/{id}` reads comments, time logs and assignees in one statement: each comes
+    out as its own route shows it, in the same order; assignees in `assigneeIds` order.
+    """
+    zed, _ = board.member("MEMBER")
+    amy, _ = board.member("MEMBER")
+    task = board.task(assigneeIds=[amy["$id"], zed["$id"]])  # not in id order
+    path = f"/tasks/{task['$id']}"
+    for body in ("one", "two", "three"):
+        board.api.ok("POST", f"{path}/comments", {"body": body})
+    board.api.ok("POST", f"{path}/time-logs", {"hours": 1.5, "date": "2026-11-01", "note": "a"})
+    board.api.ok("POST", f"{path}/time-logs", {"hours": 0.25, "date": "2026-11-02"})
+
+    item = board.api.ok("GET", path)
+    assert item["comments"] == board.api.ok("GET", f"{path}/comments")["documents"]
+    assert [c["body"] for c in item["comments"]] == ["one", "two", "three"]
+    assert item["timeLogs"] == board.api.ok("GET", f"{path}/time-logs")["documents"]
+    assert [(t["hours"], t["date"], t["note"]) for t in item["timeLogs"]] == [
+        (1.5, "2026-11-01", "a"),
+        (0.25, "2026-11-02", None),
+    ]
+    assert [a["$id"] for a in item["assignees"]] == [amy["$id"], zed["$id"]]
+    assert item["assignees"][0] == {"$id": amy["$id"], "name": amy["name"], "email": amy["email"]}
+    unassigned = board.task()
+    bare = board.api.ok("GET", f"/tasks/{unassigned['$id']}")
+    assert (bare["comments"], bare["timeLogs"], bare["assignees"]) == ([], [], [])

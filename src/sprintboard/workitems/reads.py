@@ -66,18 +66,21 @@ def attach_assignees(db: Raw, items: list[dict[str, Any]]) -> list[dict[str, Any
     """Embed `assignees` ({$id, name, email}) in every item, in one statement (none if no
     item has an assignee).
     """
-    statement = _assignees_of(items)
-    return _with_assignees(items, db.rows(*statement) if statement else [])
+    assigned = _assignees_of(items)
+    if assigned is None:
+        return _with_assignees(items, [])
+    where, params = assigned
+    return _with_assignees(items, db.rows(f"SELECT id, name, email FROM users {where}", params))
 
 
 def _assignees_of(items: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
-    """The statement that reads the users assigned to `items`, if any are."""
+    """The condition on `users` that selects the users assigned to `items`, if any are."""
     user_ids = sorted({user_id for item in items for user_id in item["assigneeIds"]})
     if not user_ids:
         return None
     names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
     placeholders = ", ".join(f":{name}" for name in names)
-    return f"SELECT id, name, email FROM users WHERE id IN ({placeholders})", names
+    return f"WHERE id IN ({placeholders})", names
 
 
 def _with_assignees(
@@ -150,24 +153,47 @@ _EMBEDDED = frozenset({"project", "assignees", "comments", "timeLogs"})
 
 
 def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, Any]:
-    """The item with its assignees and, with `history`, its comments and time logs: read
-    together (one round trip on PostgreSQL).
+    """The item with its assignees and, with `history`, its comments and time logs: read in
+    one statement (`_HISTORY`).
     """
     codec = db.codec
     item = item_from_row(row, codec)
     if not history:
         item["comments"], item["timeLogs"] = [], []
         return attach_assignees(db, [item])[0]
-    in_order = "WHERE work_item_id = :id ORDER BY created_at, id"
-    assignees = _assignees_of([item])
-    comments, time_logs, *users = db.rows_together(
-        (f"{_COMMENTS} {in_order}", {"id": row[0]}),
-        (f"{_TIME_LOGS} {in_order}", {"id": row[0]}),
-        *([assignees] if assignees else []),
-    )
-    item["comments"] = [_comment(comment, codec) for comment in comments]
-    item["timeLogs"] = [_time_log(time_log, codec) for time_log in time_logs]
-    return _with_assignees([item], users[0] if users else [])[0]
+    sql, params = _HISTORY, {"id": row[0]}
+    if assigned := _assignees_of([item]):
+        where, user_params = assigned
+        sql += f"{_HISTORY_USERS} {where}"
+        params.update(user_params)
+    comments: list[dict[str, Any]] = []
+    time_logs: list[dict[str, Any]] = []
+    users: list[tuple[str, str, str]] = []
+    for kind, record_id, item_id, who, text, hours, day, created, updated in db.rows(
+        sql + " ORDER BY 1, 8, 2", params
+    ):
+        if kind == "c":
+            comments.append(_comment((record_id, item_id, who, text, created, updated), codec))
+        elif kind == "t":
+            log = (record_id, item_id, who, hours, day, text, created, updated)
+            time_logs.append(_time_log(log, codec))
+        else:
+            users.append((record_id, who, text))
+    item["comments"], item["timeLogs"] = comments, time_logs
+    return _with_assignees([item], users)[0]
+
+
+# A work item's comments (`c`), time logs (`t`) and assignees (`u`) as rows of one shape, in
+# one statement: (kind, id, work item, author or user or name, body or note or email, hours,
+# day, created, updated); ordered by kind, then creation, then id.
+_HISTORY = (
+    "SELECT 'c', id, work_item_id, author_id, body, NULL, NULL, created_at, updated_at"
+    " FROM comments WHERE work_item_id = :id"
+    " UNION ALL"
+    " SELECT 't', id, work_item_id, user_id, note, hours, day, created_at, updated_at"
+    " FROM time_logs WHERE work_item_id = :id"
+)
+_HISTORY_USERS = " UNION ALL SELECT 'u', id, NULL, name, email, NULL, NULL, NULL, NULL FROM users"
 
 
 def read_visible_items(
