@@ -129,6 +129,10 @@ def test_paging_order_and_embeds(board: Board) -> None:
     assert (keys(page), page["total"]) == (order[6:], 7)
     page = board.list(offset=50)
     assert (page["documents"], page["total"]) == ([], 7)
+    page = board.list(search="t", limit=2, offset=1)  # counted, not read off the projects
+    assert (keys(page), page["total"]) == (order[1:3], 7)
+    page = board.list(search="t", offset=50)
+    assert (page["documents"], page["total"]) == ([], 7)
 
     item = board.list(limit=1)["documents"][0]
     assert item["project"] == {"$id": board.project_id, "name": board.project["name"], "key": "WEB"}

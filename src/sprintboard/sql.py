@@ -105,22 +105,6 @@ class Raw:
         rows = self.rows(sql, params)
         return rows[0] if rows else None
 
-    def rows_together(
-        self, *statements: tuple[str, Mapping[str, Any]]
-    ) -> list[list[Sequence[Any]]]:
-        """The rows of several independent statements; on PostgreSQL sent in one pipeline,
-        so they cost one round trip instead of one each.
-        """
-        if self.codec.sqlite:
-            return [self.rows(sql, params) for sql, params in statements]
-        with self._dbapi.pipeline():
-            cursors = [self.run(sql, params) for sql, params in statements]
-        try:
-            return [list(cursor.fetchall()) for cursor in cursors]
-        finally:
-            for cursor in cursors:
-                cursor.close()
-
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
         """Run a statement that returns no rows; returns the row count."""
         cursor = self.run(sql, params)

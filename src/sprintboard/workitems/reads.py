@@ -371,31 +371,27 @@ def list_items(
     """A page of a workspace's work items in board order, and how many match in all."""
     db = raw(session)
     where, params = _where(db, workspace_id, filters)
-    rows, total_rows = db.rows_together(
-        (
-            f"{_ITEMS} WHERE {where} ORDER BY wi.position, wi.created_at, wi.id"
-            " LIMIT :limit OFFSET :offset",
-            {**params, "limit": limit, "offset": offset},
-        ),
-        _total_query(filters, where, params),
+    total_sql = _total_query(filters, where)
+    # The total rides along as a last column (computed once): one statement, not two.
+    rows = db.rows(
+        f"SELECT {ITEM_COLUMNS}, ({total_sql}) FROM work_items wi"
+        f" JOIN projects p ON p.id = wi.project_id WHERE {where}"
+        " ORDER BY wi.position, wi.created_at, wi.id LIMIT :limit OFFSET :offset",
+        {**params, "limit": limit, "offset": offset},
     )
-    total = int(total_rows[0][0]) if total_rows and total_rows[0][0] is not None else 0
+    counted = rows[-1][-1] if rows else (db.row(total_sql, params) or (None,))[0]
+    total = int(counted) if counted is not None else 0
     return attach_assignees(db, [item_from_row(row, db.codec) for row in rows]), total
 
 
-def _total_query(
-    filters: TaskFilters, where: str, params: dict[str, Any]
-) -> tuple[str, dict[str, Any]]:
+def _total_query(filters: TaskFilters, where: str) -> str:
     """How to count the matches: an unfiltered board reads the projects' maintained counts
     (constant time at any size); anything else counts the rows.
     """
     if not filters.narrows_within_projects():
         project = " AND id = :project_id" if filters.project_id is not None else ""
-        return (
-            f"SELECT sum(item_count) FROM projects WHERE workspace_id = :workspace_id{project}",
-            params,
-        )
-    return f"SELECT count(*) FROM work_items wi WHERE {where}", params
+        return f"SELECT sum(item_count) FROM projects WHERE workspace_id = :workspace_id{project}"
+    return f"SELECT count(*) FROM work_items wi WHERE {where}"
 
 
 def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, Any]]:
