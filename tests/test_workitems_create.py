@@ -1,9 +1,13 @@
 """Creating work items (contract §5): fields, defaults, keys, sprints, types, limits."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from sprintboard.db import Database
+from sprintboard.models import WorkItem
+from sprintboard.responses import iso
 from tests.factories import Api, make_project, make_workspace
 from tests.workitem_factories import Board, make_board
 
@@ -237,3 +241,22 @@ def test_field_limits_at_the_edge_are_accepted(board: Board) -> None:
     assert len(task["title"]) == 255
     assert len(task["labels"]) == 50
     assert (task["estimatedHours"], task["storyPoints"]) == (0, 100_000)
+
+
+def test_item_timestamps_read_as_the_orm_formats_them(board: Board, database: Database) -> None:
+    """Work item reads take timestamps pre-formatted by the database (PostgreSQL's `to_char`):
+    they must equal what `iso` makes of the stored value, sub-millisecond digits cut off.
+    """
+    task = board.task()
+    stored = datetime(2026, 3, 4, 5, 6, 7, 891_999, tzinfo=UTC)
+    with database.transaction() as session:
+        item = session.get(WorkItem, task["$id"])
+        assert item is not None
+        assert iso(item.created_at) == task["$createdAt"]
+        item.updated_at = stored
+    for read in (
+        board.api.ok("GET", f"/tasks/{task['$id']}"),
+        board.list()["documents"][0],
+    ):
+        assert read["$createdAt"] == task["$createdAt"]
+        assert read["$updatedAt"] == iso(stored) == "2026-03-04T05:06:07.891Z"

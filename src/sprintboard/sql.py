@@ -69,6 +69,20 @@ class Codec:
         moment: datetime = value.astimezone(UTC)
         return moment
 
+    def timestamp_column(self, column: str) -> str:
+        """How to select a timestamp `column` so that `timestamp` has least to do: PostgreSQL
+        formats it as the API shows it (psycopg's timestamptz loader and the formatting after
+        it cost more than the query); SQLite stores text already.
+        """
+        if self.sqlite:
+            return column
+        return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+
+    def json_column(self, column: str) -> str:
+        """How to select a JSON `column`: as text, which `json` decodes (psycopg's jsonb
+        loader costs about a microsecond a value more)."""
+        return column if self.sqlite else f"{column}::text"
+
     def json_param(self, value: Any) -> Any:
         """A JSON value as a parameter (text on SQLite, jsonb on PostgreSQL)."""
         return orjson.dumps(value).decode() if self.sqlite else Jsonb(value)

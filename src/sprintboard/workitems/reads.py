@@ -24,13 +24,24 @@ from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, raw
 
-ITEM_COLUMNS = """
-wi.id, wi.key, wi.title, wi.type, wi.status, wi.priority, wi.description, wi.assignee_ids,
-wi.labels, wi.due_date, wi.estimated_hours, wi.story_points, wi.flagged, wi.sprint_id,
-wi.project_id, wi.workspace_id, wi.position, wi.comment_count, wi.logged_hours,
-wi.created_at, wi.updated_at, wi.version, p.name, p.key
+
+def _item_columns(codec: Codec) -> str:
+    json, stamp = codec.json_column, codec.timestamp_column
+    return f"""
+wi.id, wi.key, wi.title, wi.type, wi.status, wi.priority, wi.description,
+{json("wi.assignee_ids")}, {json("wi.labels")}, wi.due_date, wi.estimated_hours,
+wi.story_points, wi.flagged, wi.sprint_id, wi.project_id, wi.workspace_id, wi.position,
+wi.comment_count, wi.logged_hours, {stamp("wi.created_at")}, {stamp("wi.updated_at")},
+wi.version, p.name, p.key
 """
-_ITEMS = f"SELECT {ITEM_COLUMNS} FROM work_items wi JOIN projects p ON p.id = wi.project_id"
+
+
+ITEM_COLUMNS = {dialect: _item_columns(Codec(dialect)) for dialect in ("sqlite", "postgresql")}
+"""What `item_from_row` reads, per dialect."""
+_ITEMS = {
+    dialect: f"SELECT {columns} FROM work_items wi JOIN projects p ON p.id = wi.project_id"
+    for dialect, columns in ITEM_COLUMNS.items()
+}
 _VERSION = 21  # position of wi.version in ITEM_COLUMNS
 
 
@@ -117,7 +128,7 @@ def read_visible_item(
         where += " AND wi.workspace_id = :workspace_id"
         params["workspace_id"] = workspace_id
     row = db.row(
-        f"SELECT {ITEM_COLUMNS}, member_.role FROM work_items wi"
+        f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role FROM work_items wi"
         f" JOIN projects p ON p.id = wi.project_id{join} WHERE {where}"
         " ORDER BY wi.created_at DESC LIMIT 1",
         {**params, "ref": ref},
@@ -138,7 +149,7 @@ def read_item(
     `history=False` skips reading comments and time logs: a new item has none.
     """
     db = raw(session)
-    row = db.row(f"{_ITEMS} WHERE wi.id = :id", {"id": item_id})
+    row = db.row(f"{_ITEMS[db.dialect]} WHERE wi.id = :id", {"id": item_id})
     if row is None:
         raise NotFound("Work item")
     return _detail(db, row, history=history), etag(row[0], row[_VERSION])
@@ -208,7 +219,7 @@ def read_visible_items(
     join, params = membership_join_sql(caller, "wi.workspace_id")
     names = {f"i{i}": item_id for i, item_id in enumerate(ids)}
     rows = db.rows(
-        f"SELECT {ITEM_COLUMNS}, member_.role FROM work_items wi"
+        f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role FROM work_items wi"
         f" JOIN projects p ON p.id = wi.project_id{join}"
         f" WHERE wi.id IN ({', '.join(':' + name for name in names)})",
         {**params, **names},
@@ -319,14 +330,18 @@ def _time_log(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
 def read_rows(session: Session, where: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Work items matching a condition on `wi`, as the API shows them less `assignees`."""
     db = raw(session)
-    return [item_from_row(row, db.codec) for row in db.rows(f"{_ITEMS} WHERE {where}", params)]
+    return [
+        item_from_row(row, db.codec)
+        for row in db.rows(f"{_ITEMS[db.dialect]} WHERE {where}", params)
+    ]
 
 
 def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:
     """Every work item of a sprint, in board order, with their embeds."""
     db = raw(session)
     rows = db.rows(
-        f"{_ITEMS} WHERE wi.sprint_id = :sprint ORDER BY wi.position, wi.created_at, wi.id",
+        f"{_ITEMS[db.dialect]} WHERE wi.sprint_id = :sprint"
+        " ORDER BY wi.position, wi.created_at, wi.id",
         {"sprint": sprint_id},
     )
     return attach_assignees(db, [item_from_row(row, db.codec) for row in rows])
@@ -374,7 +389,7 @@ def list_items(
     total_sql = _total_query(filters, where)
     # The total rides along as a last column (computed once): one statement, not two.
     rows = db.rows(
-        f"SELECT {ITEM_COLUMNS}, ({total_sql}) FROM work_items wi"
+        f"SELECT {ITEM_COLUMNS[db.dialect]}, ({total_sql}) FROM work_items wi"
         f" JOIN projects p ON p.id = wi.project_id WHERE {where}"
         " ORDER BY wi.position, wi.created_at, wi.id LIMIT :limit OFFSET :offset",
         {**params, "limit": limit, "offset": offset},
