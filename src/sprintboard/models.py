@@ -279,7 +279,8 @@ class Event(Base):
     type: Mapped[str] = mapped_column(String(32))
     subject_id: Mapped[str] = mapped_column(String(32))
     actor_id: Mapped[str | None] = mapped_column(String(32))
-    payload: Mapped[dict[str, Any]] = mapped_column(JSONValue)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """`json`, not `jsonb`: stored and read back whole, never queried into (migration 0003)."""
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
