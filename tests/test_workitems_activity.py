@@ -166,6 +166,11 @@ def test_an_item_embeds_its_history_and_assignees_as_their_own_routes_show_them(
     ]
     assert [a["$id"] for a in item["assignees"]] == [amy["$id"], zed["$id"]]
     assert item["assignees"][0] == {"$id": amy["$id"], "name": amy["name"], "email": amy["email"]}
+    patched = board.api.patch(path, json={"title": "renamed"})  # answered from what it read
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["data"] == board.api.ok("GET", path)
+    assert patched.headers["ETag"] == board.api.get(path).headers["ETag"]
+    assert patched.json()["data"]["comments"] == item["comments"]
     unassigned = board.task()
     bare = board.api.ok("GET", f"/tasks/{unassigned['$id']}")
     assert (bare["comments"], bare["timeLogs"], bare["assignees"]) == ([], [], [])

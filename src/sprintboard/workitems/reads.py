@@ -167,16 +167,27 @@ def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, A
     """The item with its assignees and, with `history`, its comments and time logs: read in
     one statement (`_HISTORY`).
     """
-    codec = db.codec
-    item = item_from_row(row, codec)
+    item = item_from_row(row, db.codec)
     if not history:
         item["comments"], item["timeLogs"] = [], []
         return attach_assignees(db, [item])[0]
-    sql, params = _HISTORY, {"id": row[0]}
-    if assigned := _assignees_of([item]):
+    return _with_history(db, item, with_assignees=True)
+
+
+def with_history(db: Raw, record: dict[str, Any]) -> dict[str, Any]:
+    """`record` (as `read_item(..., history=False)` gave it) with its comments and time logs
+    read now: what a write that has just read its item answers, without reading it twice.
+    """
+    return _with_history(db, record, with_assignees=False)
+
+
+def _with_history(db: Raw, item: dict[str, Any], *, with_assignees: bool) -> dict[str, Any]:
+    sql, params = _HISTORY, {"id": item["$id"]}
+    if with_assignees and (assigned := _assignees_of([item])):
         where, user_params = assigned
         sql += f"{_HISTORY_USERS} {where}"
         params.update(user_params)
+    codec = db.codec
     comments: list[dict[str, Any]] = []
     time_logs: list[dict[str, Any]] = []
     users: list[tuple[str, str, str]] = []
@@ -191,7 +202,7 @@ def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, A
         else:
             users.append((record_id, who, text))
     item["comments"], item["timeLogs"] = comments, time_logs
-    return _with_assignees([item], users)[0]
+    return _with_assignees([item], users)[0] if with_assignees else item
 
 
 # A work item's comments (`c`), time logs (`t`) and assignees (`u`) as rows of one shape, in

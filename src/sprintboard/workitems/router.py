@@ -156,8 +156,11 @@ async def update_task(
     item, access = access_work_item(session, caller, ref, workspace_id=query.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)
-    service.update_work_item(session, access=access, item=item, data=body)
-    return _detail(session, item.id)
+    written = service.update_work_item(session, access=access, item=item, data=body)
+    if written is None:  # nothing changed
+        return _detail(session, item.id)
+    record, tag = written
+    return one(reads.with_history(raw(session), record), headers={"ETag": tag})
 
 
 @router.delete(

@@ -139,8 +139,10 @@ def create_work_item(
 
 def update_work_item(
     session: Session, *, access: WorkspaceAccess, item: WorkItem, data: TaskUpdate
-) -> dict[str, Any]:
-    """Apply a partial update; returns the changes (empty, and nothing written, if none)."""
+) -> tuple[dict[str, Any], str] | None:
+    """Apply a partial update; returns the item as it now stands (without comments and time
+    logs) and its ETag, or None when nothing changed (and nothing was written).
+    """
     sent = data.model_fields_set
     wanted: dict[str, Any] = {}
     if sent & {"name", "title"}:
@@ -163,9 +165,9 @@ def update_work_item(
     if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
         _check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
     changes = apply_changes(item, wanted)
-    if changes:
-        _record(session, "task.updated", access, item, changes=changes)
-    return changes
+    if not changes:
+        return None
+    return _record(session, "task.updated", access, item, changes=changes)
 
 
 def apply_changes(item: WorkItem, wanted: dict[str, Any]) -> dict[str, Any]:
@@ -204,11 +206,11 @@ def _record(
     access: WorkspaceAccess,
     item: WorkItem,
     changes: dict[str, Any] | None = None,
-) -> None:
+) -> tuple[dict[str, Any], str]:
     """One event about an item, carrying it as the API shows it now (read through `reads`,
-    so events and responses share one serializer)."""
+    so events and responses share one serializer); returns that record and its ETag."""
     session.flush()
-    record, _ = reads.read_item(session, item.id, history=False)
+    record, tag = reads.read_item(session, item.id, history=False)
     payload: dict[str, Any] = {"workItem": reads.event_form(record)}
     if changes is not None:
         payload["changes"] = changes
@@ -220,6 +222,7 @@ def _record(
         actor_id=access.caller.user_id,
         payload=payload,
     )
+    return record, tag
 
 
 _BULK_FIELDS = (("status", "status"), ("position", "position"), ("sprint_id", "sprintId"))
