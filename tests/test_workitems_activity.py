@@ -149,7 +149,9 @@ def test_an_item_embeds_its_history_and_assignees_as_their_own_routes_show_them(
     """
     zed, _ = board.member("MEMBER")
     amy, _ = board.member("MEMBER")
-    task = board.task(assigneeIds=[amy["$id"], zed["$id"]])  # not in id order
+    task = board.task(assigneeIds=[amy["$id"], zed["$id"], amy["$id"]])  # not in id order
+    assert task["assigneeIds"] == [amy["$id"], zed["$id"]]
+    assert [a["$id"] for a in task["assignees"]] == task["assigneeIds"]
     path = f"/tasks/{task['$id']}"
     for body in ("one", "two", "three"):
         board.api.ok("POST", f"{path}/comments", {"body": body})

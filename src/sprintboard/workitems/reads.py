@@ -142,16 +142,25 @@ def read_visible_item(
 
 
 def read_item(
-    session: Session, item_id: str, *, history: bool = True
+    session: Session,
+    item_id: str,
+    *,
+    history: bool = True,
+    assignees: Sequence[Sequence[Any]] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """A work item the caller has already been given access to (after a write), and its ETag.
 
-    `history=False` skips reading comments and time logs: a new item has none.
+    `history=False` skips reading comments and time logs: a new item has none. `assignees`:
+    the rows (`$id`, name, email) of its assignees when the caller has just read them.
     """
     db = raw(session)
     row = db.row(f"{_ITEMS[db.dialect]} WHERE wi.id = :id", {"id": item_id})
     if row is None:
         raise NotFound("Work item")
+    if assignees is not None and not history:
+        item = item_from_row(row, db.codec)
+        item["comments"], item["timeLogs"] = [], []
+        return _with_assignees([item], assignees)[0], etag(row[0], row[_VERSION])
     return _detail(db, row, history=history), etag(row[0], row[_VERSION])
 
 

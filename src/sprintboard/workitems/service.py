@@ -85,7 +85,8 @@ def create_work_item(
     if title is None:
         raise InvalidRequest("name", "required", "name: a title is required.")
     _check_type(session, access.workspace_id, data.type)
-    assignee_ids = _check_assignees(session, access.workspace_id, data.assignee_ids)
+    assignee_ids = _unique(data.assignee_ids)
+    assignees = _check_assignees(session, access.workspace_id, assignee_ids)
     db = raw(session)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
@@ -125,7 +126,7 @@ def create_work_item(
             "now": codec.param(utcnow()),
         },
     )
-    record, tag = reads.read_item(session, item_id, history=False)
+    record, tag = reads.read_item(session, item_id, history=False, assignees=assignees)
     events.record(
         session,
         workspace_id=access.workspace_id,
@@ -157,9 +158,8 @@ def update_work_item(
     if "type" in wanted and wanted["type"] != item.type:
         _check_type(session, item.workspace_id, wanted["type"])
     if "assignee_ids" in wanted:
-        wanted["assignee_ids"] = _check_assignees(
-            session, item.workspace_id, wanted["assignee_ids"]
-        )
+        wanted["assignee_ids"] = _unique(wanted["assignee_ids"])
+        _check_assignees(session, item.workspace_id, wanted["assignee_ids"])
     if "labels" in wanted:
         wanted["labels"] = _unique(wanted["labels"])
     if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
@@ -381,14 +381,19 @@ def _check_type(session: Session, workspace_id: str, type_name: str) -> None:
         raise InvalidRequest("type", "invalid_value", f"type: {type_name} is not a known type.")
 
 
-def _check_assignees(session: Session, workspace_id: str, user_ids: list[str]) -> list[str]:
-    user_ids = _unique(user_ids)
+def _check_assignees(
+    session: Session, workspace_id: str, user_ids: list[str]
+) -> list[Sequence[Any]]:
+    """400 `not_found` unless every one is a member of the workspace; returns their rows
+    (`$id`, name, email) for the answer's `assignees`.
+    """
     if not user_ids:
-        return user_ids
+        return []
     names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
     rows = raw(session).rows(
-        "SELECT user_id FROM workspace_members WHERE workspace_id = :workspace_id"
-        f" AND user_id IN ({', '.join(':' + name for name in names)})",
+        "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
+        " WHERE m.workspace_id = :workspace_id"
+        f" AND m.user_id IN ({', '.join(':' + name for name in names)})",
         {"workspace_id": workspace_id, **names},
     )
     members = {row[0] for row in rows}
@@ -396,7 +401,7 @@ def _check_assignees(session: Session, workspace_id: str, user_ids: list[str]) -
         raise InvalidRequest(
             "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
         )
-    return user_ids
+    return rows
 
 
 def _check_sprint(
