@@ -64,7 +64,8 @@ def record(
     Its row (and `seq`) is written when the transaction commits, so call this after the
     change itself.
     """
-    _staged(session).append(_row(workspace_id, type, subject_id, actor_id, payload, utcnow()))
+    row = _row(new_id(), workspace_id, type, subject_id, actor_id, payload, utcnow())
+    _staged(session).append(row)
 
 
 def record_many(session: Session, events: list[dict[str, Any]]) -> None:
@@ -74,12 +75,21 @@ def record_many(session: Session, events: list[dict[str, Any]]) -> None:
     """
     now = utcnow()
     _staged(session).extend(
-        _row(e["workspace_id"], e["type"], e["subject_id"], e["actor_id"], e["payload"], now)
-        for e in events
+        _row(
+            event_id,
+            e["workspace_id"],
+            e["type"],
+            e["subject_id"],
+            e["actor_id"],
+            e["payload"],
+            now,
+        )
+        for event_id, e in zip(_new_ids(len(events)), events, strict=True)
     )
 
 
 def _row(
+    event_id: str,
     workspace_id: str,
     type: str,
     subject_id: str,
@@ -88,7 +98,7 @@ def _row(
     now: Any,
 ) -> dict[str, Any]:
     return {
-        "id": new_id(),
+        "id": event_id,
         "workspace_id": workspace_id,
         "type": type,
         "subject_id": subject_id,
