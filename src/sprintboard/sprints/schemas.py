@@ -15,8 +15,12 @@ Goal = Annotated[str, Field(max_length=4_000)]
 class SprintQuery(PageQuery):
     """The filters of `GET /sprints`."""
 
-    workspace_id: str | None = Field(None, alias="workspaceId")
-    project_id: str | None = Field(None, alias="projectId")
+    workspace_id: str | None = Field(
+        None, alias="workspaceId", description="This or `projectId` is required."
+    )
+    project_id: str | None = Field(
+        None, alias="projectId", description="This or `workspaceId` is required."
+    )
     status: str | None = Field(None, description="Comma-separated statuses.")
 
 
