@@ -10,12 +10,14 @@ import pytest
 from fastapi.routing import request_response
 from starlette.exceptions import HTTPException
 from starlette.routing import Match, Route
+from starlette.testclient import TestClient
 
 from sprintboard.app import create_app
 from sprintboard.config import Settings
+from sprintboard.db import Database
 from sprintboard.deps import TransactionalRoute
 from sprintboard.routing import RouteIndex, fixed_routes
-from tests.factories import Api, make_project, make_workspace
+from tests.factories import Api, make_org_admin, make_project, make_workspace
 
 
 def _linear_match(routes: list[Route], scope: dict[str, object]) -> Route | None:
@@ -145,3 +147,18 @@ def test_direct_routes_answer_bodies_as_fastapi_does(
             ours[1]["data"], theirs[1]["data"] = {}, {}
         assert ours == theirs, request[:3]
     assert {status for status, _ in direct} >= {201, 400, 412}
+
+
+def test_behind_a_root_path_the_same_rules_hold(settings: Settings, database: Database) -> None:
+    """Mounted under a prefix (`--root-path`), paths are read less the prefix: fixed routes
+    still answer 405, and the rate limit still counts.
+    """
+    limited = settings.model_copy(update={"rate_limit": "3/minute"})
+    key = make_org_admin(database)
+    with TestClient(create_app(limited, database=database), root_path="/sb") as client:
+        headers = {"Authorization": f"Bearer {key}"}
+        refused = client.get("/sb/api/v1/tasks/bulk-update", headers=headers)
+        assert refused.status_code == 405, refused.text
+        assert refused.headers["Allow"] == "POST"
+        statuses = [client.get("/sb/api/v1/me", headers=headers).status_code for _ in range(3)]
+        assert statuses == [200, 200, 429]

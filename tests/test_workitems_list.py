@@ -218,7 +218,10 @@ def test_search_folds_case_beyond_ascii(board: Board) -> None:
     board.task(name="Ärger im Büro")  # WEB-1
     board.task(name="École d'été")  # WEB-2
     board.task(name="Plain")  # WEB-3
+    board.task(name="ΟΔΟΣ test")  # WEB-4: a term and a title folded alike, final sigma too
     for term, expected in (
+        ("ΟΔΟΣ", ["WEB-4"]),
+        ("οΔοΣ T", ["WEB-4"]),
         ("ärger", ["WEB-1"]),
         ("ÄRGER", ["WEB-1"]),
         ("BÜRO", ["WEB-1"]),

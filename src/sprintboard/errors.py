@@ -5,6 +5,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette._utils import get_route_path
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
@@ -289,7 +290,8 @@ def _allowed_methods(request: Request) -> list[str]:
         "root_path": request.scope.get("root_path", ""),
         "headers": [],
     }
-    routes = fixed_routes(request.app.router.routes, scope["path"]) or request.app.router.routes
+    all_routes = request.app.router.routes
+    routes = fixed_routes(all_routes, get_route_path(request.scope)) or all_routes
     return [
         method
         for method in _METHODS

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
 from limits.storage import RedisStorage, Storage
+from starlette._utils import get_route_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
@@ -181,7 +182,7 @@ class RateLimitMiddleware:
             return
         client = scope.get("client")
         address = client[0] if client else "unknown"
-        path: str = scope["path"]
+        path = get_route_path(scope)  # (less any root_path)
         if (
             not path.startswith(API_PREFIX)
             or path in UNLIMITED_PATHS

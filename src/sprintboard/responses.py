@@ -43,7 +43,7 @@ def one(
 ) -> JSONResponse:
     """A single record; its `ETag` is `record_etag` unless `headers` give one (a record with a
     version counter)."""
-    if "$id" in record and "$updatedAt" in record and "ETag" not in (headers or {}):
+    if record.get("$id") and record.get("$updatedAt") and "ETag" not in (headers or {}):
         headers = {**(headers or {}), "ETag": record_etag(record)}
     return JSONResponse({"data": record}, status_code=status, headers=headers)
 

@@ -6,7 +6,8 @@ many segments that starts with the route's literal part (everything before its f
 `{param}`), so the index keeps, per segment count, those routes in their original order and
 tries only the ones whose literal part the path starts with. The first full match is the one
 the router would have found. Anything else (no route, a method that is not allowed, a route
-the index cannot place, a request under a `root_path`) goes to the router itself, unchanged.
+the index cannot place) goes to the router itself, unchanged. Paths are read as routes see
+them, less any `root_path`.
 FastAPI's route telemetry (OpenTelemetry's `http.route`) is not set for requests the index
 routes.
 
@@ -18,6 +19,7 @@ is "bulk-update" (`fixed_routes`).
 from collections.abc import Sequence
 
 from fastapi import APIRouter
+from starlette._utils import get_route_path
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -57,7 +59,7 @@ class RouteIndex:
         """The first route that fully matches the request, with its child scope; a 405 for a
         method that no fixed route at this path serves.
         """
-        path: str = scope["path"]
+        path = get_route_path(scope)
         if path in self.fixed:
             for fixed in self.fixed[path]:
                 match, child_scope = fixed.matches(scope)

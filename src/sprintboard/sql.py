@@ -76,6 +76,7 @@ class Codec:
         """
         if self.sqlite:
             return column
+        # (The format must stay upper case: `:mi` would read as a `:name` parameter.)
         return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
 
     def json_column(self, column: str) -> str:

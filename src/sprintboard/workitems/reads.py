@@ -478,12 +478,13 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
         clauses.append("wi.flagged = :flagged")
         params["flagged"] = f.flagged
     if f.search:
-        escaped = f.search.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
-        # SQLite's own LOWER folds ASCII only; `unicode_lower` is Python's (see db.py).
+        escaped = f.search.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+        # Both sides folded by the same function: SQLite's own LOWER folds ASCII only, so
+        # there it is `unicode_lower`, Python's (see db.py).
         lower = "unicode_lower" if db.codec.sqlite else "LOWER"
         clauses.append(
-            f"({lower}(wi.title) LIKE :search ESCAPE '!'"
-            f" OR {lower}(wi.key) LIKE :search ESCAPE '!')"
+            f"({lower}(wi.title) LIKE {lower}(:search) ESCAPE '!'"
+            f" OR {lower}(wi.key) LIKE {lower}(:search) ESCAPE '!')"
         )
         params["search"] = f"%{escaped}%"
     return " AND ".join(clauses), params
