@@ -176,3 +176,11 @@ def test_an_item_embeds_its_history_and_assignees_as_their_own_routes_show_them(
     unassigned = board.task()
     bare = board.api.ok("GET", f"/tasks/{unassigned['$id']}")
     assert (bare["comments"], bare["timeLogs"], bare["assignees"]) == ([], [], [])
+    quiet = board.api.ok("GET", f"/tasks/{board.task(assigneeIds=[zed['$id']])['$id']}")
+    assert (quiet["comments"], quiet["timeLogs"]) == ([], [])
+    assert quiet["assignees"] == [{"$id": zed["$id"], "name": zed["name"], "email": zed["email"]}]
+    logged_only = board.task()
+    board.api.ok("POST", f"/tasks/{logged_only['$id']}/time-logs", {"hours": 0.5})
+    assert [
+        t["hours"] for t in board.api.ok("GET", f"/tasks/{logged_only['$id']}")["timeLogs"]
+    ] == [0.5]

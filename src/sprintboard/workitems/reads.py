@@ -191,6 +191,11 @@ def with_history(db: Raw, record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _with_history(db: Raw, item: dict[str, Any], *, with_assignees: bool) -> dict[str, Any]:
+    if item["commentCount"] == 0 and not item["loggedHours"]:
+        # Nothing to read: the count of comments is exact, and time logs have positive hours
+        # and go only with their item, so no hours means no time logs.
+        item["comments"], item["timeLogs"] = [], []
+        return attach_assignees(db, [item])[0] if with_assignees else item
     sql, params = _HISTORY, {"id": item["$id"]}
     if with_assignees and (assigned := _assignees_of([item])):
         where, user_params = assigned
