@@ -14,17 +14,22 @@ from tests.servers import running_server
 CREATES = 60
 
 
+def _board(client: httpx.Client, name: str, key: str) -> dict[str, str]:
+    """A new workspace with one project: the `workspaceId` and `projectId` of a create."""
+    workspace = client.post("/workspaces", json={"name": name}).json()["data"]
+    project = client.post(
+        f"/workspaces/{workspace['$id']}/projects", json={"name": name, "key": key}
+    ).json()["data"]
+    return {"workspaceId": workspace["$id"], "projectId": project["$id"]}
+
+
 def test_concurrent_creates_get_consecutive_keys(database: Database, database_url: str) -> None:
     key = make_org_admin(database)
     database.dispose()  # the server processes own the database from here on
     with running_server(database_url, workers=2) as server:
         headers = {"Authorization": f"Bearer {key}"}
         with httpx.Client(base_url=f"{server.base_url}/api/v1", headers=headers, timeout=60) as c:
-            workspace = c.post("/workspaces", json={"name": "Race"}).json()["data"]
-            project = c.post(
-                f"/workspaces/{workspace['$id']}/projects", json={"name": "Race", "key": "RACE"}
-            ).json()["data"]
-            body = {"workspaceId": workspace["$id"], "projectId": project["$id"]}
+            body = _board(c, "Race", "RACE")
 
             def create(n: int) -> httpx.Response:
                 return c.post("/tasks", json={**body, "name": f"Task {n}"})
@@ -36,10 +41,8 @@ def test_concurrent_creates_get_consecutive_keys(database: Database, database_ur
             assert not failures, f"{failures[:3]}\n{server.log()[-3000:]}"
             keys = sorted(r.json()["data"]["key"] for r in responses)
             assert keys == sorted(f"RACE-{n}" for n in range(1, CREATES + 1))
-            listed = c.get("/tasks", params={"workspaceId": workspace["$id"], "limit": 500}).json()[
-                "data"
-            ]
-            assert listed["total"] == CREATES
+            listed = c.get("/tasks", params={"workspaceId": body["workspaceId"], "limit": 500})
+            assert listed.json()["data"]["total"] == CREATES
 
 
 def test_a_slow_body_holds_up_no_other_write(database: Database, database_url: str) -> None:
@@ -51,13 +54,8 @@ def test_a_slow_body_holds_up_no_other_write(database: Database, database_url: s
     with running_server(database_url, workers=1) as server:
         headers = {"Authorization": f"Bearer {key}"}
         with httpx.Client(base_url=f"{server.base_url}/api/v1", headers=headers, timeout=5) as c:
-            workspace = c.post("/workspaces", json={"name": "Slow"}).json()["data"]
-            project = c.post(
-                f"/workspaces/{workspace['$id']}/projects", json={"name": "Slow", "key": "SLOW"}
-            ).json()["data"]
-            body = orjson.dumps(
-                {"workspaceId": workspace["$id"], "projectId": project["$id"], "name": "Slow"}
-            )
+            board = _board(c, "Slow", "SLOW")
+            body = orjson.dumps({**board, "name": "Slow"})
             port = int(server.base_url.rsplit(":", 1)[1])
             with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
                 slow.sendall(
@@ -66,14 +64,7 @@ def test_a_slow_body_holds_up_no_other_write(database: Database, database_url: s
                     + body[:10]
                 )
                 time.sleep(0.2)  # the server has the headers and part of the body
-                other = c.post(
-                    "/tasks",
-                    json={
-                        "workspaceId": workspace["$id"],
-                        "projectId": project["$id"],
-                        "name": "x",
-                    },
-                )
+                other = c.post("/tasks", json={**board, "name": "x"})
                 assert other.status_code == 201, other.text
                 slow.sendall(body[10:])
                 reply = slow.recv(65536)

@@ -50,9 +50,6 @@ class TransactionalRoute(APIRoute):
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         filled = _filled_parameters(endpoint)
         self.needs_caller = any(f.source is caller_of for f in filled.values())
-        # An endpoint whose other parameters are only a JSON body and an `If-Match` header is
-        # called directly, without FastAPI's request handler: `_direct` reads those two as
-        # FastAPI would, while FastAPI still documents them.
         self.direct_endpoint: Callable[..., Any] | None = None
         self.direct_parameters: dict[str, _Late] = {}
         if filled:

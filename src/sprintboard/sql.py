@@ -13,7 +13,7 @@ timestamps and JSON as text); a `Codec` turns them into API values.
 import re
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any
@@ -26,6 +26,12 @@ from sqlalchemy.orm import Session
 from sprintboard.responses import iso
 
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+def in_list(prefix: str, values: Iterable[Any]) -> tuple[str, dict[str, Any]]:
+    """`(:p0, :p1, ...)` for `column IN`, and its parameters (`p` being `prefix`)."""
+    params = {f"{prefix}{i}": value for i, value in enumerate(values)}
+    return f"({', '.join(':' + name for name in params)})", params
 
 
 @lru_cache(maxsize=512)

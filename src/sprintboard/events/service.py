@@ -30,7 +30,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from sprintboard.models import new_id, utcnow
-from sprintboard.sql import raw
+from sprintboard.sql import in_list, raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
 SPRINT_EVENTS = (
@@ -316,10 +316,10 @@ def _notifications(
         return []
     members: dict[str, set[str]] = defaultdict(set)
     admins: dict[str, set[str]] = defaultdict(set)
-    names = {f"w{i}": w for i, w in enumerate(sorted({row["workspace_id"] for row in updates}))}
+    placeholders, names = in_list("w", sorted({row["workspace_id"] for row in updates}))
     for workspace_id, user_id, role in raw(session).rows(
         "SELECT workspace_id, user_id, role FROM workspace_members"
-        f" WHERE workspace_id IN ({', '.join(':' + name for name in names)})",
+        f" WHERE workspace_id IN {placeholders}",
         names,
     ):
         members[workspace_id].add(user_id)
@@ -371,13 +371,13 @@ def _deliveries(
 ) -> list[tuple[Any, ...]]:
     subscribed: dict[tuple[str, str], list[str]] = defaultdict(list)
     db = raw(session)
-    workspaces = {f"w{i}": w for i, w in enumerate(sorted({row["workspace_id"] for row in rows}))}
+    placeholders, workspaces = in_list("w", sorted({row["workspace_id"] for row in rows}))
     # A webhook deleted meanwhile must not fail this commit on its foreign key: KEY SHARE
     # makes a concurrent delete wait for us, or hides the row if it committed first.
     lock = "" if db.codec.sqlite else " FOR KEY SHARE"
     for webhook_id, workspace_id, types in db.rows(
         "SELECT id, workspace_id, events FROM webhooks"
-        f" WHERE workspace_id IN ({', '.join(':' + name for name in workspaces)})"
+        f" WHERE workspace_id IN {placeholders}"
         f" AND enabled = :enabled ORDER BY id{lock}",
         {**workspaces, "enabled": True},
     ):

@@ -22,7 +22,7 @@ from sprintboard.access import (
 )
 from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotFound
-from sprintboard.sql import Codec, Raw, raw
+from sprintboard.sql import Codec, Raw, in_list, raw
 
 
 def _item_columns(codec: Codec) -> str:
@@ -89,9 +89,8 @@ def _assignees_of(items: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | N
     user_ids = sorted({user_id for item in items for user_id in item["assigneeIds"]})
     if not user_ids:
         return None
-    names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
-    placeholders = ", ".join(f":{name}" for name in names)
-    return f"WHERE id IN ({placeholders})", names
+    placeholders, params = in_list("u", user_ids)
+    return f"WHERE id IN {placeholders}", params
 
 
 def _with_assignees(
@@ -157,11 +156,7 @@ def read_item(
     row = db.row(f"{_ITEMS[db.dialect]} WHERE wi.id = :id", {"id": item_id})
     if row is None:
         raise NotFound("Work item")
-    if assignees is not None and not history:
-        item = item_from_row(row, db.codec)
-        item["comments"], item["timeLogs"] = [], []
-        return _with_assignees([item], assignees)[0], etag(row[0], row[_VERSION])
-    return _detail(db, row, history=history), etag(row[0], row[_VERSION])
+    return _detail(db, row, history=history, assignees=assignees), etag(row[0], row[_VERSION])
 
 
 def event_form(record: dict[str, Any]) -> dict[str, Any]:
@@ -172,30 +167,40 @@ def event_form(record: dict[str, Any]) -> dict[str, Any]:
 _EMBEDDED = frozenset({"project", "assignees", "comments", "timeLogs"})
 
 
-def _detail(db: Raw, row: Sequence[Any], *, history: bool = True) -> dict[str, Any]:
+def _detail(
+    db: Raw,
+    row: Sequence[Any],
+    *,
+    history: bool = True,
+    assignees: Sequence[Sequence[Any]] | None = None,
+) -> dict[str, Any]:
     """The item with its assignees and, with `history`, its comments and time logs: read in
-    one statement (`_HISTORY`).
+    one statement (`_HISTORY`) when it has any. `assignees`: their rows, if already read.
     """
     item = item_from_row(row, db.codec)
-    if not history:
-        item["comments"], item["timeLogs"] = [], []
-        return attach_assignees(db, [item])[0]
-    return _with_history(db, item, with_assignees=True)
+    if history and _has_history(item):
+        return _with_history(db, item, with_assignees=True)
+    item["comments"], item["timeLogs"] = [], []
+    if assignees is not None:
+        return _with_assignees([item], assignees)[0]
+    return attach_assignees(db, [item])[0]
 
 
 def with_history(db: Raw, record: dict[str, Any]) -> dict[str, Any]:
     """`record` (as `read_item(..., history=False)` gave it) with its comments and time logs
     read now: what a write that has just read its item answers, without reading it twice.
     """
-    return _with_history(db, record, with_assignees=False)
+    return _with_history(db, record, with_assignees=False) if _has_history(record) else record
+
+
+def _has_history(item: dict[str, Any]) -> bool:
+    """Whether the item has comments or time logs: the count of comments is exact, and time
+    logs have positive hours and go only with their item, so no hours means no time logs.
+    """
+    return bool(item["commentCount"] or item["loggedHours"])
 
 
 def _with_history(db: Raw, item: dict[str, Any], *, with_assignees: bool) -> dict[str, Any]:
-    if item["commentCount"] == 0 and not item["loggedHours"]:
-        # Nothing to read: the count of comments is exact, and time logs have positive hours
-        # and go only with their item, so no hours means no time logs.
-        item["comments"], item["timeLogs"] = [], []
-        return attach_assignees(db, [item])[0] if with_assignees else item
     sql, params = _HISTORY, {"id": item["$id"]}
     if with_assignees and (assigned := _assignees_of([item])):
         where, user_params = assigned
@@ -242,11 +247,10 @@ def read_visible_items(
     """
     db = raw(session)
     join, params = membership_join_sql(caller, "wi.workspace_id")
-    names = {f"i{i}": item_id for i, item_id in enumerate(ids)}
+    placeholders, names = in_list("i", ids)
     rows = db.rows(
         f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role FROM work_items wi"
-        f" JOIN projects p ON p.id = wi.project_id{join}"
-        f" WHERE wi.id IN ({', '.join(':' + name for name in names)})",
+        f" JOIN projects p ON p.id = wi.project_id{join} WHERE wi.id IN {placeholders}",
         {**params, **names},
     )
     if len(rows) != len(set(ids)):
@@ -439,9 +443,9 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
     params: dict[str, Any] = {"workspace_id": workspace_id}
 
     def one_of(column: str, name: str, values: Sequence[Any]) -> None:
-        names = {f"{name}{i}": value for i, value in enumerate(values)}
+        placeholders, names = in_list(name, values)
         params.update(names)
-        clauses.append(f"{column} IN ({', '.join(':' + n for n in names)})")
+        clauses.append(f"{column} IN {placeholders}")
 
     if f.project_id is not None:
         clauses.append("wi.project_id = :project_id")

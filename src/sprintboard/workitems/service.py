@@ -28,7 +28,7 @@ from sprintboard.models import (
     utcnow,
 )
 from sprintboard.responses import iso
-from sprintboard.sql import Raw, raw
+from sprintboard.sql import Raw, in_list, raw
 from sprintboard.workitems import reads
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
@@ -286,17 +286,13 @@ def _open_sprints(
     db: Raw, workspace_id: str, entries: Sequence[BulkEntry]
 ) -> dict[str, tuple[str, str]]:
     """The sprints the entries move items to: `$id` → (project, status)."""
-    names = {
-        f"s{i}": sprint_id
-        for i, sprint_id in enumerate(
-            sorted({e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id})
-        )
-    }
-    if not names:
+    sprint_ids = sorted({e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id})
+    if not sprint_ids:
         return {}
+    placeholders, names = in_list("s", sprint_ids)
     rows = db.rows(
-        "SELECT id, project_id, status FROM sprints WHERE workspace_id = :workspace_id"
-        f" AND id IN ({', '.join(':' + name for name in names)})",
+        "SELECT id, project_id, status FROM sprints"
+        f" WHERE workspace_id = :workspace_id AND id IN {placeholders}",
         {**names, "workspace_id": workspace_id},
     )
     return {sprint_id: (project_id, status) for sprint_id, project_id, status in rows}
@@ -389,11 +385,10 @@ def _check_assignees(
     """
     if not user_ids:
         return []
-    names = {f"u{i}": user_id for i, user_id in enumerate(user_ids)}
+    placeholders, names = in_list("u", user_ids)
     rows = raw(session).rows(
         "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
-        " WHERE m.workspace_id = :workspace_id"
-        f" AND m.user_id IN ({', '.join(':' + name for name in names)})",
+        f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
         {"workspace_id": workspace_id, **names},
     )
     members = {row[0] for row in rows}
