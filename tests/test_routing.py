@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware
 from fastapi.routing import request_response
 from starlette.exceptions import HTTPException
 from starlette.routing import Match, Route
@@ -138,7 +139,8 @@ def test_direct_routes_answer_bodies_as_fastapi_does(
     direct = _answers(admin, requests)
     for route in routes:  # the same routes, through FastAPI's request handler
         monkeypatch.setattr(route, "direct_endpoint", None)
-        monkeypatch.setattr(route, "app", request_response(route.get_route_handler()))
+        handler = request_response(route.get_route_handler())
+        monkeypatch.setattr(route, "app", AsyncExitStackMiddleware(handler))
     through_fastapi = _answers(admin, requests)
 
     for request, ours, theirs in zip(requests, direct, through_fastapi, strict=True):

@@ -242,13 +242,20 @@ def _path_parameter(name: str, hint: Any) -> _Filled | None:
 
 
 def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
+    without_parameters: list[QueryModel] = []  # (models are frozen: one serves every request)
+
     def query_of(request: Request) -> QueryModel:
+        if without_parameters and not request.scope["query_string"]:
+            return without_parameters[0]
         try:
-            return model.model_validate(dict(request.query_params))
+            query = model.model_validate(dict(request.query_params))
         except ValidationError as error:
             raise RequestValidationError(
                 [{**e, "loc": ("query", *e["loc"])} for e in error.errors()]
             ) from None
+        if not request.scope["query_string"]:
+            without_parameters.append(query)
+        return query
 
     return query_of
 
