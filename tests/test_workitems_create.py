@@ -95,6 +95,28 @@ def test_create_takes_every_writable_field(board: Board) -> None:
     assert (task["sprintId"], task["position"]) == (sprint["$id"], 7.5)
 
 
+def test_create_answers_what_a_read_answers(board: Board) -> None:
+    """The create answers the row its insert returned: the same item, ETag and all, as a
+    read of it gives, down to the types of the values."""
+    user, _ = board.member("MEMBER")
+    body = board.body(
+        name="Story",
+        description="Details",
+        assigneeIds=[user["$id"]],
+        labels=["ui"],
+        dueDate="2026-11-22",
+        estimatedHours=2.5,
+        storyPoints=8,
+        flagged=True,
+    )
+    for sent in (body, board.body(name="Bare")):
+        created = board.api.post("/tasks", sent)
+        assert created.status_code == 201, created.text
+        read = board.api.get(f"/tasks/{created.json()['data']['$id']}")
+        assert created.json() == read.json()
+        assert created.headers["ETag"] == read.headers["ETag"]
+
+
 def test_name_and_title_may_both_be_sent_if_equal(board: Board) -> None:
     assert board.task(name="Same", title="Same")["title"] == "Same"
     response = board.api.post("/tasks", board.body(name="One", title="Other"))

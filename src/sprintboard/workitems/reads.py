@@ -25,14 +25,15 @@ from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, in_list, raw
 
 
-def _item_columns(codec: Codec) -> str:
+def _item_columns(codec: Codec, *, of: str = "wi.", project: str = "p.name, p.key") -> str:
+    """The columns `item_from_row` reads: of the item (`of` qualifies them) and its project."""
     json, stamp = codec.json_column, codec.timestamp_column
     return f"""
-wi.id, wi.key, wi.title, wi.type, wi.status, wi.priority, wi.description,
-{json("wi.assignee_ids")}, {json("wi.labels")}, wi.due_date, wi.estimated_hours,
-wi.story_points, wi.flagged, wi.sprint_id, wi.project_id, wi.workspace_id, wi.position,
-wi.comment_count, wi.logged_hours, {stamp("wi.created_at")}, {stamp("wi.updated_at")},
-wi.version, p.name, p.key
+{of}id, {of}key, {of}title, {of}type, {of}status, {of}priority, {of}description,
+{json(f"{of}assignee_ids")}, {json(f"{of}labels")}, {of}due_date, {of}estimated_hours,
+{of}story_points, {of}flagged, {of}sprint_id, {of}project_id, {of}workspace_id, {of}position,
+{of}comment_count, {of}logged_hours, {stamp(f"{of}created_at")}, {stamp(f"{of}updated_at")},
+{of}version, {project}
 """
 
 
@@ -42,6 +43,15 @@ _ITEMS = {
     dialect: f"SELECT {columns} FROM work_items wi JOIN projects p ON p.id = wi.project_id"
     for dialect, columns in ITEM_COLUMNS.items()
 }
+ITEM_RETURNING = {
+    dialect: "RETURNING "
+    + _item_columns(Codec(dialect), of="", project=":project_name, :project_key")
+    for dialect in ("sqlite", "postgresql")
+}
+"""An `INSERT INTO work_items` that ends in this answers the row `item_from_row` reads (SQLite
+names no alias in `RETURNING`, hence unqualified columns); it takes the project's name and key
+as the parameters `project_name` and `project_key`.
+"""
 _VERSION = 21  # position of wi.version in ITEM_COLUMNS
 
 
@@ -156,6 +166,17 @@ def read_item(
     row = db.row(f"{_ITEMS[db.dialect]} WHERE wi.id = :id", {"id": item_id})
     if row is None:
         raise NotFound("Work item")
+    return from_row(db, row, history=history, assignees=assignees)
+
+
+def from_row(
+    db: Raw,
+    row: Sequence[Any],
+    *,
+    history: bool = True,
+    assignees: Sequence[Sequence[Any]] | None = None,
+) -> tuple[dict[str, Any], str]:
+    """`read_item` for a row already read (`ITEM_COLUMNS`, or `ITEM_RETURNING` of an insert)."""
     return _detail(db, row, history=history, assignees=assignees), etag(row[0], row[_VERSION])
 
 

@@ -54,7 +54,7 @@ API_FIELDS = {
 _NEXT_NUMBER = """
 UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
 WHERE id = :project_id AND workspace_id = :workspace_id
-RETURNING last_item_number, key,
+RETURNING last_item_number, key, name,
     (SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'),
     (SELECT max(position) FROM work_items WHERE project_id = :project_id)
 """
@@ -78,8 +78,8 @@ def create_work_item(
     """Create a work item; returns it as the API shows it, and its ETag.
 
     The hot write path, in plain SQL: one statement takes the next number from the project's
-    counter and, under that row's lock, reads the project key, the active sprint and the end
-    of the board; one inserts the item.
+    counter and, under that row's lock, reads the project's key and name, the active sprint
+    and the end of the board; one inserts the item and answers it as a read would.
     """
     title = _title(data.name, data.title)
     if title is None:
@@ -95,14 +95,14 @@ def create_work_item(
     )
     if counter is None:
         raise InvalidRequest("projectId", "not_found", "projectId: no such project here.")
-    number, project_key, active_sprint, last_position = counter
+    number, project_key, project_name, active_sprint, last_position = counter
     if data.sent("sprint_id"):
         sprint_id = _check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
     else:
         sprint_id = active_sprint
     item_id, codec = new_id(), db.codec
-    db.execute(
-        _INSERT_ITEM,
+    inserted = db.row(
+        f"{_INSERT_ITEM} {reads.ITEM_RETURNING[db.dialect]}",
         {
             "id": item_id,
             "workspace_id": access.workspace_id,
@@ -124,9 +124,12 @@ def create_work_item(
             "position": data.position if data.position is not None else (last_position or 0) + 1,
             "created_by": access.caller.user_id,
             "now": codec.param(utcnow()),
+            "project_name": project_name,
+            "project_key": project_key,
         },
     )
-    record, tag = reads.read_item(session, item_id, history=False, assignees=assignees)
+    assert inserted is not None
+    record, tag = reads.from_row(db, inserted, history=False, assignees=assignees)
     events.record(
         session,
         workspace_id=access.workspace_id,
