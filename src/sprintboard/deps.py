@@ -84,22 +84,21 @@ class TransactionalRoute(APIRoute):
                         await request.body()
                     caller_of(request)
                 response = await handler(request)
-                session: Session | None = getattr(request.state, "session", None)
+                session: Session | None = _state(request).get("session")
                 if session is not None:
                     save_response(session, request, response)
                     if session.in_transaction():  # (a read may never have used the ORM)
                         session.commit()
                 return response
             except BaseException:
-                session = getattr(request.state, "session", None)
+                session = _state(request).get("session")
                 if session is not None:
                     session.rollback()
                 raise
             finally:
-                session = getattr(request.state, "session", None)
+                session = _state(request).pop("session", None)
                 if session is not None:
                     session.close()
-                    request.state.session = None
 
         return handle
 
@@ -293,25 +292,33 @@ def get_database(request: Request) -> Database:
     return database
 
 
+def _state(request: Request) -> dict[str, Any]:
+    """The request's state (what `request.state` wraps), read without the wrapper: these
+    lookups run several times on every request."""
+    state: dict[str, Any] = request.scope.setdefault("state", {})
+    return state
+
+
 def session_of(request: Request) -> Session:
     """The request's session, opened on first use (a write session for a write method)."""
-    session: Session | None = getattr(request.state, "session", None)
+    state = _state(request)
+    session: Session | None = state.get("session")
     if session is None:
         database = get_database(request)
-        session = database.session(write=request.method not in READ_METHODS)
-        request.state.session = session
+        session = state["session"] = database.session(write=request.method not in READ_METHODS)
     return session
 
 
 def caller_of(request: Request) -> Caller:
     """Who sent the request, from its `Authorization: Bearer` key (401 without a valid one)."""
-    caller: Caller | None = getattr(request.state, "caller", None)
+    state = _state(request)
+    caller: Caller | None = state.get("caller")
     if caller is None:
         scheme, _, secret = (request.headers.get("authorization") or "").partition(" ")
         secret = secret.strip()
         if scheme.lower() != "bearer" or not secret:
             raise Unauthenticated()
-        caller = request.state.caller = authenticate(session_of(request), secret)
+        caller = state["caller"] = authenticate(session_of(request), secret)
     return caller
 
 
