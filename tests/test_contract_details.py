@@ -118,6 +118,45 @@ def test_server_owned_fields_are_read_only(admin: Api) -> None:
         assert details == {"field": field, "reason": "read_only"}
 
 
+def test_fields_a_record_shows_but_the_server_sets_are_read_only(admin: Api) -> None:
+    """Fields of one kind of record that the server sets (its workspace, from the path; a
+    member's name and email, from the user; a webhook's state) are `read_only` there."""
+    workspace = make_workspace(admin)
+    ws = workspace["$id"]
+    project = make_project(admin, ws)
+    user, _ = make_user(admin)
+    hook = {"url": "http://127.0.0.1:9/hook", "events": ["task.updated"]}
+    member = {"userId": user["$id"], "role": "MEMBER"}
+    sprint = {"name": "S", "workspaceId": ws, "projectId": project["$id"]}
+    for method, path, body, field in (
+        ("POST", f"/workspaces/{ws}/webhooks", {**hook, "enabled": False}, "enabled"),
+        ("POST", f"/workspaces/{ws}/webhooks", {**hook, "workspaceId": ws}, "workspaceId"),
+        ("POST", f"/workspaces/{ws}/members", {**member, "name": "N"}, "name"),
+        ("POST", f"/workspaces/{ws}/projects", {"name": "P", "workspaceId": ws}, "workspaceId"),
+        (
+            "POST",
+            f"/workspaces/{ws}/work-item-types",
+            {"name": "T", "workspaceId": ws},
+            "workspaceId",
+        ),
+        ("POST", "/sprints", {**sprint, "position": 1}, "position"),
+        ("PATCH", f"/workspaces/{ws}/members/{admin_id(admin)}", {"email": "x@y.z"}, "email"),
+    ):
+        response = admin.request(method, path, json=body)
+        assert error(response, 400)["details"] == {"field": field, "reason": "read_only"}, path
+    for path, body in (
+        (f"/workspaces/{ws}/webhooks", hook),
+        (f"/workspaces/{ws}/members", member),
+        ("/sprints", sprint),
+    ):
+        admin.ok("POST", path, body)
+
+
+def admin_id(admin: Api) -> str:
+    me: str = admin.ok("GET", "/me")["$id"]
+    return me
+
+
 def test_an_idempotent_repeat_compares_bodies_as_json(admin: Api) -> None:
     headers = {"Idempotency-Key": "same-document", "Content-Type": "application/json"}
     first = admin.post(

@@ -2,7 +2,7 @@
 
 from collections.abc import Collection
 from datetime import UTC, date, datetime, time
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -26,6 +26,12 @@ class RequestModel(BaseModel):
         extra="forbid", str_strip_whitespace=True, strict=True, populate_by_name=True
     )
 
+    server_owned: ClassVar[frozenset[str]] = frozenset()
+    """Fields of the record this body makes or changes that the server sets (its workspace,
+    taken from the path; a member's name): sending one is `read_only`, not `unknown_field`.
+    The fields every record has (`$id`, `$createdAt`...) are `errors.READ_ONLY_FIELDS`.
+    """
+
     def sent(self, field: str) -> bool:
         """Whether the client sent this field (a PATCH distinguishes absent from null)."""
         return field in self.model_fields_set
@@ -33,11 +39,16 @@ class RequestModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_nul_characters(cls, data: Any) -> Any:
-        """PostgreSQL text cannot hold U+0000, so no stored string may contain it (SQLite
-        would take it: refusing it everywhere keeps the two databases alike).
+        """Refuses server-owned fields, and U+0000 anywhere: PostgreSQL text cannot hold it,
+        so no stored string may contain it (SQLite would take it: refusing it everywhere keeps
+        the two databases alike).
         """
         if isinstance(data, dict):
             for name, value in data.items():
+                if name in cls.server_owned:
+                    raise PydanticCustomError(
+                        "read_only", "{field}: set by the server.", {"field": name}
+                    )
                 if _contains_nul(value):
                     raise PydanticCustomError(
                         "invalid_value", "{field}: must not contain U+0000.", {"field": name}

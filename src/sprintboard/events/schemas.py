@@ -23,6 +23,8 @@ EventType = Literal[
 
 
 class WebhookCreate(RequestModel):
+    server_owned = frozenset({"enabled", "disabledReason", "failingSince", "workspaceId"})
+
     url: Annotated[str, Field(min_length=1, max_length=2048, description="An http(s) URL.")]
     events: Annotated[
         list[EventType],

@@ -19,6 +19,8 @@ ProjectKey = Annotated[
 
 
 class ProjectCreate(RequestModel):
+    server_owned = frozenset({"workspaceId"})
+
     name: Name
     key: ProjectKey | None = None
     description: LongText | None = None

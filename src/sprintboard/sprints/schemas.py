@@ -25,6 +25,8 @@ class SprintQuery(PageQuery):
 
 
 class SprintCreate(RequestModel):
+    server_owned = frozenset({"position"})
+
     name: Name
     workspace_id: Ref = Field(alias="workspaceId")
     project_id: Ref = Field(alias="projectId")

@@ -31,11 +31,15 @@ class WorkspaceRead(Timestamps):
 
 
 class MemberCreate(RequestModel):
+    server_owned = frozenset({"name", "email", "workspaceId"})
+
     user_id: str = Field(alias="userId")
     role: RoleIn = Role.MEMBER
 
 
 class MemberUpdate(RequestModel):
+    server_owned = frozenset({"name", "email"})
+
     role: RoleIn
 
 
@@ -49,6 +53,8 @@ class MemberRead(Timestamps):
 
 
 class WorkItemTypeCreate(RequestModel):
+    server_owned = frozenset({"workspaceId"})
+
     name: TypeName
     description: LongText | None = None
 
