@@ -66,6 +66,11 @@ COMPLETIONS: dict[str, Callable[[Api, dict[str, Any]], dict[str, Any]]] = {
     "PATCH COMPLETED": lambda api, s: api.ok(
         "PATCH", f"/sprints/{s['$id']}", {"status": "COMPLETED"}
     ),
+    "PATCH COMPLETED with own ids": lambda api, s: api.ok(
+        "PATCH",
+        f"/sprints/{s['$id']}",
+        {"status": "COMPLETED", "workspaceId": s["workspaceId"], "projectId": s["projectId"]},
+    ),
 }
 
 
@@ -149,6 +154,9 @@ def test_completion_refuses_bad_targets_and_foreign_ids(admin: Api) -> None:
         response = admin.post(f"/sprints/{sprint['$id']}/complete", json=body)
         details = error(response, 400)["details"]
         assert (details["field"], details["reason"]) == (field, reason), body
+        response = admin.patch(f"/sprints/{sprint['$id']}", {"status": "COMPLETED", **body})
+        details = error(response, 400)["details"]
+        assert (details["field"], details["reason"]) == (field, reason), ("PATCH", body)
     details = error(admin.patch(f"/sprints/{sprint['$id']}", move_to(foreign["$id"])), 400)[
         "details"
     ]

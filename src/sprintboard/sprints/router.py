@@ -156,7 +156,7 @@ async def update_sprint(
 
 
 def _require_for_update(access: WorkspaceAccess, body: SprintUpdate) -> None:
-    if body.model_fields_set - {"status", "unfinished_details"}:
+    if body.model_fields_set - {"status", "unfinished_details", "workspace_id", "project_id"}:
         access.require(Permission.SPRINT_CREATE)
     if "status" in body.model_fields_set:
         access.require(
@@ -180,12 +180,7 @@ async def complete_sprint(
     sprint, access = access_sprint(session, caller, sprint_id)
     access.require(Permission.SPRINT_COMPLETE)
     body = body or SprintComplete()
-    for field, value, own in (
-        ("workspaceId", body.workspace_id, sprint.workspace_id),
-        ("projectId", body.project_id, sprint.project_id),
-    ):
-        if value is not None and value != own:
-            raise InvalidRequest(field, "invalid_value", f"{field}: not the sprint's own.")
+    service.check_own_ids(sprint, workspace_id=body.workspace_id, project_id=body.project_id)
     move_to = body.unfinished_details.move_to if body.unfinished_details else "backlog"
     moved = service.complete_sprint(
         session,

@@ -62,6 +62,12 @@ class SprintUpdate(RequestModel):
         alias="unfinishedDetails",
         description="With status COMPLETED: where unfinished items go (default: the backlog).",
     )
+    workspace_id: Ref | None = Field(
+        None, alias="workspaceId", description="Only with status COMPLETED: the sprint's own."
+    )
+    project_id: Ref | None = Field(
+        None, alias="projectId", description="Only with status COMPLETED: the sprint's own."
+    )
 
 
 class SprintComplete(RequestModel):

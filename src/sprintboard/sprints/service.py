@@ -129,6 +129,10 @@ def update_sprint(
         raise InvalidRequest(
             "unfinishedDetails", "invalid_value", "unfinishedDetails: only with status COMPLETED."
         )
+    for attr, field in (("workspace_id", "workspaceId"), ("project_id", "projectId")):
+        if attr in sent and data.status != "COMPLETED":
+            raise InvalidRequest(field, "immutable", f"{field}: a sprint's {field} cannot change.")
+    check_own_ids(sprint, workspace_id=data.workspace_id, project_id=data.project_id)
     wanted = {attr: getattr(data, attr) for attr in API_FIELDS if attr in sent}
     _check_dates(
         wanted.get("start_date", sprint.start_date), wanted.get("end_date", sprint.end_date)
@@ -152,6 +156,16 @@ def update_sprint(
         else:
             raise _invalid_transition(sprint.status, data.status)
     return None
+
+
+def check_own_ids(sprint: Sprint, *, workspace_id: str | None, project_id: str | None) -> None:
+    """The `workspaceId` and `projectId` a completion may carry: when sent, the sprint's own."""
+    for field, value, own in (
+        ("workspaceId", workspace_id, sprint.workspace_id),
+        ("projectId", project_id, sprint.project_id),
+    ):
+        if value is not None and value != own:
+            raise InvalidRequest(field, "invalid_value", f"{field}: not the sprint's own.")
 
 
 def start_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) -> None:
