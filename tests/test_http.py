@@ -202,6 +202,15 @@ def test_unexpected_error_is_a_500_envelope_without_traceback(
     assert "secret internal detail" not in response.text
     assert "Traceback" not in response.text
     assert "RuntimeError" not in response.text
+    # Like every response, it shows the key's budget (one request spent).
+    before = admin.get("/me").headers
+    assert_error(admin.get("/workspaces"), 500, "INTERNAL")
+    after = admin.get("/me").headers
+    failed = admin.get("/workspaces").headers
+    assert failed["ratelimit-limit"] == before["ratelimit-limit"]
+    remaining = [int(h["ratelimit-remaining"]) for h in (before, after, failed)]
+    assert (remaining[0] - remaining[1], remaining[1] - remaining[2]) == (2, 1)
+    assert int(failed["ratelimit-reset"]) >= 1
 
 
 def test_a_500_rolls_back_the_request(admin: Api, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,7 +32,7 @@ from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
 from sprintboard.logs import configure_logging, log_access
 from sprintboard.projects.router import router as projects_router
-from sprintboard.ratelimit import RateLimitMiddleware
+from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
 from sprintboard.routing import RouteIndex
 from sprintboard.sprints.router import router as sprints_router
@@ -101,6 +101,7 @@ class RequestContextMiddleware:
             response = error_response(
                 500, "INTERNAL", "An unexpected error occurred.", {"requestId": request_id}
             )
+            response.raw_headers += shown_headers(scope)
             await response(scope, receive, send_with_headers)
         finally:
             log_access(scope, status or 500, started, request_id)

@@ -190,7 +190,7 @@ class RateLimitMiddleware:
         ):
             # Not limited (health checks, the API's documents), but showing a budget as every
             # response does: the address's failed authentications, not counted here.
-            await self.app(scope, receive, _with_headers(send, self.failures.peek(address)))
+            await self.app(scope, receive, _with_headers(send, self.failures.peek(address), scope))
             return
         secret = _bearer_secret(scope)
         # Past its budget of failed authentications an address is refused whatever it sends
@@ -208,6 +208,8 @@ class RateLimitMiddleware:
         # Every API response shows a budget: the key's, or for a request without one, the
         # address's budget of failed authentications.
         shown = verdict if verdict is not None else failures
+        shown_headers = shown.headers() if shown is not None else []
+        scope.setdefault("state", {})[_SHOWN] = shown_headers
         status = 0
         swallowed: Verdict | None = None
 
@@ -218,8 +220,8 @@ class RateLimitMiddleware:
                 if status == 401 and secret is not None:
                     over = self.failures.peek(address)
                     swallowed = over if over is not None and not over.allowed else None
-                if shown is not None:
-                    message["headers"] = [*message.get("headers", []), *shown.headers()]
+                if shown_headers:
+                    message["headers"] = [*message.get("headers", []), *shown_headers]
             if swallowed is None:
                 await send(message)
 
@@ -240,10 +242,21 @@ class RateLimitMiddleware:
         await response(scope, receive, send)
 
 
-def _with_headers(send: Send, verdict: Verdict | None) -> Send:
+_SHOWN = "rate_limit_headers"
+
+
+def shown_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """The headers this request's response shows (or would have shown): for a 500 that the
+    outermost layer answers once the request has failed on its way through this one."""
+    headers: list[tuple[bytes, bytes]] = scope.get("state", {}).get(_SHOWN, [])
+    return headers
+
+
+def _with_headers(send: Send, verdict: Verdict | None, scope: Scope) -> Send:
     if verdict is None:
         return send
     headers = verdict.headers()
+    scope.setdefault("state", {})[_SHOWN] = headers
 
     async def send_with_headers(message: Message) -> None:
         if message["type"] == "http.response.start":
