@@ -137,13 +137,19 @@ def test_webhook_subscriptions(admin: Api) -> None:
     member, member_api = make_user(admin)
     add_member(admin, workspace["$id"], member["$id"], "MEMBER")
     for response in [
-        member_api.get(path),
         member_api.post(path, json={"url": "https://example.com", "events": ["task.created"]}),
         member_api.delete(f"/webhooks/{created['$id']}"),
-        member_api.get(f"/webhooks/{created['$id']}/deliveries"),
     ]:
         assert response.status_code == 403
         assert response.json()["error"]["details"] == {"permission": "WORKSPACE_MANAGE"}
+    # Reading needs membership only (contract §3), a VIEWER's included; the secret never shows.
+    viewer, viewer_api = make_user(admin)
+    add_member(admin, workspace["$id"], viewer["$id"], "VIEWER")
+    for reader in (member_api, viewer_api):
+        listed = reader.ok("GET", path)
+        assert [hook["$id"] for hook in listed["documents"]] == [created["$id"]]
+        assert "secret" not in listed["documents"][0]
+        assert reader.ok("GET", f"/webhooks/{created['$id']}/deliveries")["total"] >= 0
     _, outsider = make_user(admin)
     assert outsider.get(path).status_code == 404
     assert outsider.delete(f"/webhooks/{created['$id']}").status_code == 404
