@@ -132,7 +132,7 @@ async def read_notification(
 @router.get(
     "/workspaces/{id}/webhooks",
     response_model=Many[WebhookRead],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 404),
     tags=["webhooks"],
     summary="A workspace's webhooks",
 )
@@ -191,7 +191,7 @@ async def delete_webhook(
 @router.get(
     "/webhooks/{id}/deliveries",
     response_model=Many[DeliveryRead],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 404),
     tags=["webhooks"],
     summary="A webhook's recent deliveries",
 )
