@@ -171,6 +171,26 @@ def test_strings_are_trimmed(admin: Api) -> None:
     assert item_type["name"] == "SPIKE"
 
 
+def test_a_length_limit_counts_the_string_as_sent(admin: Api, workspace: dict[str, Any]) -> None:
+    """Every limited string, a name's as a comment's: the document's `maxLength` is of the
+    string sent, so trimming does not save one over the limit."""
+    project = make_project(admin, workspace["$id"])
+    task = admin.ok(
+        "POST",
+        "/tasks",
+        {"name": "t", "workspaceId": workspace["$id"], "projectId": project["$id"]},
+    )
+    for path, body, field in (
+        ("/workspaces", {"name": " " + "n" * 255}, "name"),
+        (f"/tasks/{task['$id']}/comments", {"body": " " + "b" * 65_536}, "body"),
+        (f"/tasks/{task['$id']}/time-logs", {"hours": 1, "note": "n" * 4_000 + " "}, "note"),
+        (f"/workspaces/{workspace['$id']}/webhooks", {"url": " " * 2049, "events": []}, "url"),
+    ):
+        details = invalid(admin.post(path, json=body))
+        assert (details["field"], details["reason"]) == (field, "too_long"), path
+    assert admin.ok("POST", f"/tasks/{task['$id']}/comments", {"body": " ok "})["body"] == "ok"
+
+
 def test_name_of_255_characters_is_accepted(admin: Api) -> None:
     workspace = make_workspace(admin, name="n" * 255)
     assert workspace["name"] == "n" * 255

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from sprintboard.events.service import EVENT_TYPES
-from sprintboard.schemas import RequestModel, Timestamps
+from sprintboard.schemas import RequestModel, Timestamps, at_most
 
 EventType = Literal[
     "task.created",
@@ -25,7 +25,9 @@ EventType = Literal[
 class WebhookCreate(RequestModel):
     server_owned = frozenset({"enabled", "disabledReason", "failingSince", "workspaceId"})
 
-    url: Annotated[str, Field(min_length=1, max_length=2048, description="An http(s) URL.")]
+    url: Annotated[
+        str, Field(min_length=1, max_length=2048, description="An http(s) URL."), at_most(2048)
+    ]
     events: Annotated[
         list[EventType],
         Field(min_length=1, max_length=len(EVENT_TYPES), description="The event types to send."),

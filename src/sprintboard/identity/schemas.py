@@ -6,12 +6,12 @@ from pydantic import Field
 from sprintboard.access import Permission
 from sprintboard.models import ApiKey, User
 from sprintboard.responses import iso
-from sprintboard.schemas import DateTimeIn, Name, RequestModel, Timestamps
+from sprintboard.schemas import DateTimeIn, Name, RequestModel, Timestamps, at_most
 
 
 class UserCreate(RequestModel):
     name: Name
-    email: Annotated[str, Field(min_length=3, max_length=320)]
+    email: Annotated[str, Field(min_length=3, max_length=320), at_most(320)]
     is_org_admin: bool = Field(False, alias="isOrgAdmin")
 
 

@@ -5,11 +5,11 @@ from pydantic import Field
 
 from sprintboard.models import Sprint
 from sprintboard.responses import iso
-from sprintboard.schemas import DateTimeIn, Name, PageQuery, RequestModel, Timestamps
+from sprintboard.schemas import DateTimeIn, Name, PageQuery, RequestModel, Timestamps, at_most
 from sprintboard.workitems.schemas import Position, Ref, TaskRead
 
 SprintStatus = Literal["PLANNED", "ACTIVE", "COMPLETED"]
-Goal = Annotated[str, Field(max_length=4_000)]
+Goal = Annotated[str, Field(max_length=4_000), at_most(4_000)]
 
 
 class SprintQuery(PageQuery):

@@ -11,6 +11,7 @@ from sprintboard.schemas import (
     QueryModel,
     RequestModel,
     Timestamps,
+    at_most,
 )
 
 Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
@@ -20,14 +21,14 @@ Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
 TypeName = Annotated[
     str, Field(description="TASK, BUG, STORY, EPIC or a custom type of the workspace.")
 ]
-Label = Annotated[str, Field(min_length=1, max_length=64)]
+Label = Annotated[str, Field(min_length=1, max_length=64), at_most(64)]
 Labels = Annotated[list[Label], Field(max_length=50)]
 AssigneeIds = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=50)
+    list[Annotated[str, Field(min_length=1, max_length=64), at_most(64)]], Field(max_length=50)
 ]
 Amount = Annotated[float, Field(ge=0, le=100_000)]
 Position = Annotated[float, Field(ge=-1e15, le=1e15)]
-Ref = Annotated[str, Field(min_length=1, max_length=64)]
+Ref = Annotated[str, Field(min_length=1, max_length=64), at_most(64)]
 
 # Fields that PATCH and create share. In an update model, a field defaulting to None that is
 # not `| None` refuses an explicit null (defaults are not validated): absent means unchanged.
@@ -87,13 +88,13 @@ class BulkUpdate(RequestModel):
 
 
 class CommentCreate(RequestModel):
-    body: Annotated[str, Field(min_length=1, max_length=65_536)]
+    body: Annotated[str, Field(min_length=1, max_length=65_536), at_most(65_536)]
 
 
 class TimeLogCreate(RequestModel):
     hours: Annotated[float, Field(gt=0, le=1_000)]
     date: DateIn | None = Field(None, description="The day worked; defaults to today (UTC).")
-    note: Annotated[str, Field(max_length=4_000)] | None = None
+    note: Annotated[str, Field(max_length=4_000), at_most(4_000)] | None = None
 
 
 class ProjectSummary(BaseModel):

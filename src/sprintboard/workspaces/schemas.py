@@ -5,9 +5,9 @@ from pydantic import Field
 from sprintboard.access import Role
 from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember
 from sprintboard.responses import iso
-from sprintboard.schemas import LongText, Name, RequestModel, Timestamps
+from sprintboard.schemas import LongText, Name, RequestModel, Timestamps, at_most
 
-TypeName = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,31}$", max_length=32)]
+TypeName = Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,31}$", max_length=32), at_most(32)]
 # FastAPI validates the decoded body in Python mode, where a strict enum wants a Role instance
 # and refuses the JSON string; lax mode accepts exactly the member values.
 RoleIn = Annotated[Role, Field(strict=False)]
