@@ -169,6 +169,18 @@ def test_strings_are_trimmed(admin: Api) -> None:
         "POST", f"/workspaces/{workspace['$id']}/work-item-types", {"name": " SPIKE "}
     )
     assert item_type["name"] == "SPIKE"
+    project = make_project(admin, workspace["$id"])
+    task = admin.ok(
+        "POST",
+        "/tasks",
+        {
+            "name": "t",
+            "workspaceId": workspace["$id"],
+            "projectId": project["$id"],
+            "dueDate": " 2026-12-01 ",
+        },
+    )
+    assert task["dueDate"] == "2026-12-01"
 
 
 def test_a_length_limit_counts_the_string_as_sent(admin: Api, workspace: dict[str, Any]) -> None:

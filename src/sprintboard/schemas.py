@@ -71,6 +71,7 @@ def _parse_date(value: Any) -> Any:
         return value
     if not isinstance(value, str):
         raise PydanticCustomError("invalid_type", "Expected a date string (YYYY-MM-DD).")
+    value = value.strip()  # (strings are trimmed, dates too)
     try:
         if len(value) != 10:
             raise ValueError(value)
@@ -85,6 +86,7 @@ def _parse_datetime(value: Any) -> Any:
         return value
     if not isinstance(value, str):
         raise PydanticCustomError("invalid_type", "Expected an ISO 8601 date or date-time string.")
+    value = value.strip()
     try:
         if len(value) == 10:
             return datetime.combine(date.fromisoformat(value), time(), UTC)

@@ -167,9 +167,9 @@ class TaskQuery(PageQuery):
     type: str | None = Field(None, description="Comma-separated types.")
     assignee_id: str | None = Field(None, alias="assigneeId")
     labels: str | None = Field(None, description="Comma-separated; an item must carry all of them.")
-    due_date: date | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
-    due_before: date | None = Field(None, alias="dueBefore")
-    due_after: date | None = Field(None, alias="dueAfter")
+    due_date: DateIn | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
+    due_before: DateIn | None = Field(None, alias="dueBefore", description="YYYY-MM-DD")
+    due_after: DateIn | None = Field(None, alias="dueAfter", description="YYYY-MM-DD")
     flagged: bool | None = None
     search: str | None = Field(
         None, max_length=255, description="Case-insensitive, in title and key."
