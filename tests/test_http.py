@@ -2,6 +2,7 @@
 commits; request ids; health probes; the OpenAPI document.
 """
 
+import os
 import re
 from typing import Any
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 from sqlalchemy.orm import Session
 
+from sprintboard.app import new_request_id
 from sprintboard.workspaces import service as workspace_service
 from tests.factories import API, Api, make_workspace
 
@@ -109,6 +111,24 @@ def test_request_id_on_api_success_and_errors(admin: Api, api: Api) -> None:
     ids = [r.headers.get("x-request-id") for r in responses]
     assert all(ids)
     assert len(set(ids)) == len(ids)
+
+
+def test_a_forked_process_draws_its_own_request_ids() -> None:
+    """Ids are a per-process random half and a counter: a child forked after import (as a
+    pre-forking server makes its workers) must not repeat its parent's ids."""
+    parent = new_request_id()
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child reports through the pipe)
+        os.write(writer, new_request_id().encode())
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(child, 0)
+    child_id = os.read(reader, 64).decode()
+    os.close(reader)
+    assert len(child_id) == len(parent) == 32
+    assert child_id[:16] != parent[:16]
+    assert new_request_id()[:16] == parent[:16]
 
 
 def test_health_probes_need_no_key(api: Api) -> None:

@@ -5,6 +5,7 @@ import contextlib
 import gc
 import itertools
 import logging
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -50,14 +51,26 @@ DOMAIN_ROUTERS: list[APIRouter] = [
 
 logger = logging.getLogger("sprintboard.http")
 
-_REQUEST_ID_PREFIX = secrets.token_hex(8)
-_request_numbers = itertools.count(1)
 
-
-def new_request_id() -> str:
+class _RequestIds:
     """32 hex digits, unique across processes: this process's random half, then a counter
-    (a quarter of the cost of a random UUID, on every request)."""
-    return f"{_REQUEST_ID_PREFIX}{next(_request_numbers):016x}"
+    (a quarter of the cost of a random UUID, on every request). A forked child (a server
+    that forks its workers after importing the app) draws its own half.
+    """
+
+    def __init__(self) -> None:
+        self.restart()
+        os.register_at_fork(after_in_child=self.restart)
+
+    def restart(self) -> None:
+        self.prefix = secrets.token_hex(8)
+        self.numbers = itertools.count(1)
+
+    def new(self) -> str:
+        return f"{self.prefix}{next(self.numbers):016x}"
+
+
+new_request_id = _RequestIds().new
 
 
 _SECURITY_HEADERS = [
