@@ -105,15 +105,16 @@ def test_create_answers_what_a_read_answers(board: Board) -> None:
         assigneeIds=[user["$id"]],
         labels=["ui"],
         dueDate="2026-11-22",
-        estimatedHours=2.5,
+        estimatedHours=2,
         storyPoints=8,
         flagged=True,
+        position=3,
     )
     for sent in (body, board.body(name="Bare")):
         created = board.api.post("/tasks", sent)
         assert created.status_code == 201, created.text
         read = board.api.get(f"/tasks/{created.json()['data']['$id']}")
-        assert created.json() == read.json()
+        assert created.content == read.content  # (byte for byte: `2.0` is not `2`)
         assert created.headers["ETag"] == read.headers["ETag"]
 
 

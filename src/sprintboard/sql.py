@@ -90,6 +90,10 @@ class Codec:
         loader costs about a microsecond a value more)."""
         return column if self.sqlite else f"{column}::text"
 
+    def day_column(self, column: str) -> str:
+        """How to select a date `column`: as `YYYY-MM-DD` text, as SQLite stores it."""
+        return column if self.sqlite else f"to_char({column}, 'YYYY-MM-DD')"
+
     def json_param(self, value: Any) -> Any:
         """A JSON value as a parameter (text on SQLite, jsonb on PostgreSQL)."""
         return orjson.dumps(value).decode() if self.sqlite else Jsonb(value)

@@ -25,14 +25,22 @@ from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, in_list, raw
 
 
-def _item_columns(codec: Codec, *, of: str = "wi.", project: str = "p.name, p.key") -> str:
-    """The columns `item_from_row` reads: of the item (`of` qualifies them) and its project."""
-    json, stamp = codec.json_column, codec.timestamp_column
+def _item_columns(
+    codec: Codec,
+    *,
+    of: str = "wi.",
+    project: str = "p.name, p.key",
+    real: Callable[[str], str] = str,
+) -> str:
+    """The columns `item_from_row` reads: of the item (`of` qualifies them) and its project;
+    `real` wraps the floating-point ones."""
+    json, stamp, day = codec.json_column, codec.timestamp_column, codec.day_column
     return f"""
 {of}id, {of}key, {of}title, {of}type, {of}status, {of}priority, {of}description,
-{json(f"{of}assignee_ids")}, {json(f"{of}labels")}, {of}due_date, {of}estimated_hours,
-{of}story_points, {of}flagged, {of}sprint_id, {of}project_id, {of}workspace_id, {of}position,
-{of}comment_count, {of}logged_hours, {stamp(f"{of}created_at")}, {stamp(f"{of}updated_at")},
+{json(f"{of}assignee_ids")}, {json(f"{of}labels")}, {day(f"{of}due_date")},
+{real(f"{of}estimated_hours")}, {real(f"{of}story_points")}, {of}flagged, {of}sprint_id,
+{of}project_id, {of}workspace_id, {real(f"{of}position")}, {of}comment_count,
+{real(f"{of}logged_hours")}, {stamp(f"{of}created_at")}, {stamp(f"{of}updated_at")},
 {of}version, {project}
 """
 
@@ -44,19 +52,31 @@ _ITEMS = {
     for dialect, columns in ITEM_COLUMNS.items()
 }
 ITEM_RETURNING = {
-    dialect: "RETURNING "
-    + _item_columns(Codec(dialect), of="", project=":project_name, :project_key")
-    for dialect in ("sqlite", "postgresql")
+    "sqlite": "RETURNING "
+    + _item_columns(
+        Codec("sqlite"),
+        of="",
+        project=":project_name, :project_key",
+        real=lambda column: f"CAST({column} AS REAL)",
+    ),
+    "postgresql": "RETURNING "
+    + _item_columns(Codec("postgresql"), of="", project=":project_name, :project_key"),
 }
 """An `INSERT INTO work_items` that ends in this answers the row `item_from_row` reads (SQLite
 names no alias in `RETURNING`, hence unqualified columns); it takes the project's name and key
-as the parameters `project_name` and `project_key`.
+as the parameters `project_name` and `project_key`. SQLite's `RETURNING` gives the values as
+sent, before the column's type applies: its floating-point columns are cast, so that `2` is
+answered as a read answers it, `2.0`.
 """
 _VERSION = 21  # position of wi.version in ITEM_COLUMNS
 
 
 def item_from_row(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
-    """A work item as the API shows it, less `assignees` (see `attach_assignees`)."""
+    """A work item as the API shows it, less `assignees` (see `attach_assignees`), from a
+    row of `ITEM_COLUMNS`: JSON comes as text and the due date as `YYYY-MM-DD` on both
+    databases, so only timestamps go through the codec (a list builds fifty of these).
+    """
+    stamp = codec.timestamp
     return {
         "$id": row[0],
         "key": row[1],
@@ -65,22 +85,25 @@ def item_from_row(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
         "status": row[4],
         "priority": row[5],
         "description": row[6],
-        "assigneeIds": codec.json(row[7]),
-        "labels": codec.json(row[8]),
-        "dueDate": codec.day(row[9]),
+        "assigneeIds": _loads(row[7]),
+        "labels": _loads(row[8]),
+        "dueDate": row[9],
         "estimatedHours": row[10],
         "storyPoints": row[11],
-        "flagged": codec.bool(row[12]),
+        "flagged": bool(row[12]),
         "sprintId": row[13],
         "projectId": row[14],
         "workspaceId": row[15],
         "position": row[16],
         "commentCount": row[17],
         "loggedHours": row[18],
-        "$createdAt": codec.timestamp(row[19]),
-        "$updatedAt": codec.timestamp(row[20]),
+        "$createdAt": stamp(row[19]),
+        "$updatedAt": stamp(row[20]),
         "project": {"$id": row[14], "name": row[22], "key": row[23]},
     }
+
+
+_loads = orjson.loads
 
 
 def attach_assignees(db: Raw, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
