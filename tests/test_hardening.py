@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.testclient import TestClient
 
 from sprintboard.app import create_app
@@ -173,6 +174,19 @@ def test_a_500_is_logged_with_its_request_id_and_no_trace_in_the_response(
     access = [line for line in json_lines(caplog) if line["logger"] == "sprintboard.access"]
     assert access[-1]["status"] == 500
     assert access[-1]["request_id"] == request_id
+    # The route's own failure, logged with the request id (a route added after `create_app`
+    # is served like any other).
+    errors = [line for line in json_lines(caplog) if line["level"] == "ERROR"]
+    assert errors[-1]["request_id"] == request_id
+    assert "RuntimeError: kaboom" in errors[-1]["exception"]
+
+
+def test_middleware_goes_into_the_app_s_own_stack(settings: Settings, database: Database) -> None:
+    """`app.add_middleware` would be silently left out of the stack `create_app` builds."""
+    app = create_app(settings, database=database)
+    app.add_middleware(GZipMiddleware)
+    with pytest.raises(RuntimeError, match="_middleware_stack"), TestClient(app):
+        pass
 
 
 def test_the_log_level_comes_from_settings(settings: Settings, database: Database) -> None:

@@ -120,8 +120,10 @@ def test_a_forked_process_draws_its_own_request_ids() -> None:
     reader, writer = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover (the child reports through the pipe)
-        os.write(writer, new_request_id().encode())
-        os._exit(0)
+        try:
+            os.write(writer, new_request_id().encode())
+        finally:
+            os._exit(0)
     os.close(writer)
     os.waitpid(child, 0)
     child_id = os.read(reader, 64).decode()

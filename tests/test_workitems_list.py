@@ -106,6 +106,7 @@ def test_bad_filter_values(board: Board) -> None:
         ("dueDate=2026-03-01T00:00:00", "dueDate"),
         ("dueBefore=2026-03-01T00:00:00Z", "dueBefore"),
         ("dueAfter=20260301", "dueAfter"),
+        ("dueDate=2026-W09-1", "dueDate"),
         ("flagged=maybe", "flagged"),
         ("limit=501", "limit"),
         ("limit=0", "limit"),

@@ -13,13 +13,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
-from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware
 from fastapi.openapi.utils import get_openapi
-from fastapi.routing import APIRoute
+from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
 from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
-from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
@@ -178,7 +176,6 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         # against plain routes instead of walking nested routers (~300 µs a request).
         app.router.routes.extend(router.routes)
     _add_health_routes(app)
-    _with_exit_stack(app.router.routes)
     app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
     configure_logging(settings.log_level)
@@ -196,10 +193,13 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
 
     Built here rather than by Starlette, which adds two outer layers of its own (a plain-text
     500, which `RequestContextMiddleware` makes unreachable, and FastAPI's exception
-    telemetry) and FastAPI's exit stack around every request: only the routes FastAPI itself
-    calls need that, so those routes get it (`_with_exit_stack`). Each layer cost every
-    request a few microseconds.
+    telemetry, kept when OpenTelemetry is on) and FastAPI's exit stack around every request:
+    only the routes FastAPI's request handler serves need that, and `RouteIndex` gives it to
+    them. Each layer cost every request a few microseconds. Middleware goes in here:
+    `app.add_middleware` would be ignored, so it is refused.
     """
+    if app.user_middleware:
+        raise RuntimeError("add middleware in sprintboard.app._middleware_stack")
     handlers = {
         key: handler
         for key, handler in app.exception_handlers.items()
@@ -226,16 +226,9 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
             ],
             max_age=600,
         )
+    if settings.opentelemetry:
+        stack = ExceptionTelemetryMiddleware(stack)
     return RequestContextMiddleware(stack)
-
-
-def _with_exit_stack(routes: list[BaseRoute]) -> None:
-    """FastAPI's request handler needs an exit stack in the scope (its middleware used to put
-    one there for every request): give it to the routes that FastAPI's handler serves.
-    """
-    for route in routes:
-        if isinstance(route, APIRoute) and getattr(route, "direct_endpoint", None) is None:
-            route.app = AsyncExitStackMiddleware(route.app)
 
 
 def _add_health_routes(app: FastAPI) -> None:

@@ -342,8 +342,11 @@ BEARER_SCHEME = {
 """Documented on every API operation by `app._openapi` (the key is read by `caller_of`)."""
 
 
+_page_of = _query_of(PageQuery)
+
+
 async def _page_dependency(request: Request) -> QueryModel:
-    return _query_of(PageQuery)(request)
+    return _page_of(request)
 
 
 PageDep = Annotated[PageQuery, Depends(_page_dependency)]

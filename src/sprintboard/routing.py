@@ -17,6 +17,7 @@ is "bulk-update" (`fixed_routes`).
 """
 
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 
 from fastapi import APIRouter
 from starlette._utils import get_route_path
@@ -39,13 +40,22 @@ def fixed_routes(routes: Sequence[BaseRoute], path: str) -> list[Route]:
 
 
 class RouteIndex:
-    """Installed as the router's `middleware_stack`: the router's own ASGI entry point."""
+    """Installed as the router's `middleware_stack`: the router's own ASGI entry point.
+
+    It also gives FastAPI's request handler the exit stack it expects in the scope (which
+    FastAPI's middleware stack would make for every request): to every route but those that
+    skip that handler (`TransactionalRoute.direct_endpoint`), and to whatever the router
+    itself serves (including routes added after the index was built).
+    """
 
     def __init__(self, router: APIRouter) -> None:
         self.router = router
         self.fallback: ASGIApp = router.middleware_stack
         self.by_depth: dict[int, list[tuple[str, BaseRoute]]] = {}
         self.fixed: dict[str, list[Route]] = {}
+        self.direct = frozenset(  # (by id: routes compare by value and do not hash)
+            id(route) for route in router.routes if getattr(route, "direct_endpoint", None)
+        )
         placed = [(route, _literal_part(route)) for route in router.routes]
         if any(literal is None for _, literal in placed):
             return  # a mount or a `:path` parameter: leave all matching to the router
@@ -76,9 +86,20 @@ class RouteIndex:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = self.find(scope) if scope["type"] == "http" else None
         if found is None:
-            await self.fallback(scope, receive, send)
+            async with AsyncExitStack() as stack:
+                scope[_EXIT_STACK] = stack
+                await self.fallback(scope, receive, send)
             return
         route, child_scope = found
         scope.setdefault("router", self.router)
         scope.update(child_scope)
-        await route.handle(scope, receive, send)
+        if id(route) in self.direct:
+            await route.handle(scope, receive, send)
+            return
+        async with AsyncExitStack() as stack:
+            scope[_EXIT_STACK] = stack
+            await route.handle(scope, receive, send)
+
+
+_EXIT_STACK = "fastapi_middleware_astack"
+"""Where FastAPI's request handler looks for the request's exit stack."""

@@ -1,5 +1,6 @@
 """Building blocks shared by every domain's schemas: strict request models, dates, envelopes."""
 
+import re
 from collections.abc import Collection
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, ClassVar, Generic, TypeVar
@@ -38,7 +39,7 @@ class RequestModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul_characters(cls, data: Any) -> Any:
+    def _no_server_owned_fields_or_nul_characters(cls, data: Any) -> Any:
         """Refuses server-owned fields, and U+0000 anywhere: PostgreSQL text cannot hold it,
         so no stored string may contain it (SQLite would take it: refusing it everywhere keeps
         the two databases alike).
@@ -66,6 +67,10 @@ def _contains_nul(value: Any) -> bool:
     return False
 
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+"""A calendar date, the only form taken (Python's parser also takes week dates, `2026-W09-1`)."""
+
+
 def _parse_date(value: Any) -> Any:
     if isinstance(value, date) and not isinstance(value, datetime):
         return value
@@ -73,7 +78,7 @@ def _parse_date(value: Any) -> Any:
         raise PydanticCustomError("invalid_type", "Expected a date string (YYYY-MM-DD).")
     value = value.strip()  # (strings are trimmed, dates too)
     try:
-        if len(value) != 10:
+        if not _DAY.fullmatch(value):
             raise ValueError(value)
         return date.fromisoformat(value)
     except ValueError:
@@ -88,6 +93,8 @@ def _parse_datetime(value: Any) -> Any:
         raise PydanticCustomError("invalid_type", "Expected an ISO 8601 date or date-time string.")
     value = value.strip()
     try:
+        if not _DAY.match(value) or value[10:11] not in ("", "T", "t", " "):
+            raise ValueError(value)
         if len(value) == 10:
             return datetime.combine(date.fromisoformat(value), time(), UTC)
         parsed = datetime.fromisoformat(value)

@@ -5,7 +5,7 @@ from pydantic_core import PydanticCustomError
 
 from sprintboard.models import Project
 from sprintboard.responses import iso
-from sprintboard.schemas import LongText, Name, RequestModel, Timestamps
+from sprintboard.schemas import LongText, Name, RequestModel, Timestamps, at_most
 
 ProjectKey = Annotated[
     str,
@@ -15,6 +15,7 @@ ProjectKey = Annotated[
         pattern=r"^[A-Z][A-Z0-9]*$",
         description="2-10 characters, `[A-Z][A-Z0-9]*`; derived from the name when absent.",
     ),
+    at_most(10),
 ]
 
 

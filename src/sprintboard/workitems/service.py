@@ -128,7 +128,8 @@ def create_work_item(
             "project_key": project_key,
         },
     )
-    assert inserted is not None
+    if inserted is None:  # (an INSERT ... RETURNING answers its row)
+        raise RuntimeError("the work item insert returned no row")
     record, tag = reads.from_row(db, inserted, history=False, assignees=assignees)
     events.record(
         session,
