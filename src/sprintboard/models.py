@@ -197,8 +197,8 @@ class WorkItem(Timestamped, Base):
     __tablename__ = "work_items"
     __table_args__ = (
         UniqueConstraint("project_id", "number"),
-        # Board order ends in `id` so that a page is read in index order, never sorted.
-        Index("ix_work_items_project_order", "project_id", "position", "created_at", "id"),
+        # Board order ends in `id` so that a page is read in index order, never sorted. A
+        # project's items are always read with their workspace: this index serves both.
         Index(
             "ix_work_items_board_order",
             "workspace_id",

@@ -56,7 +56,8 @@ UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_c
 WHERE id = :project_id AND workspace_id = :workspace_id
 RETURNING last_item_number, key, name,
     (SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'),
-    (SELECT max(position) FROM work_items WHERE project_id = :project_id)
+    (SELECT max(position) FROM work_items
+     WHERE workspace_id = :workspace_id AND project_id = :project_id)
 """
 
 _INSERT_ITEM = """
