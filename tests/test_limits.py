@@ -91,8 +91,21 @@ def test_a_request_without_a_key_shows_its_address_budget(
         second = Api(client).get("/workspaces")
     assert first.status_code == second.status_code == 401
     assert first.headers["RateLimit-Limit"] == "5"
-    assert first.headers["RateLimit-Remaining"] == "5"
-    assert second.headers["RateLimit-Remaining"] == "4"
+    assert first.headers["RateLimit-Remaining"] == "4"  # (this failure counted)
+    assert second.headers["RateLimit-Remaining"] == "3"
+
+
+def test_a_key_that_fails_to_authenticate_shows_the_address_budget(
+    settings: Settings, database: Database
+) -> None:
+    """Its 401 counts against the address, and shows that budget: the one that will answer
+    429, not the budget of a key that does not exist."""
+    with client_of(settings, database, auth_failure_limit="2/minute") as client:
+        bad = Api(client).as_("sb_" + "x" * 43)
+        answers = [bad.get("/me") for _ in range(3)]
+    assert [a.status_code for a in answers] == [401, 401, 429]
+    assert [a.headers["RateLimit-Limit"] for a in answers] == ["2", "2", "2"]
+    assert [a.headers["RateLimit-Remaining"] for a in answers] == ["1", "0", "0"]
 
 
 def test_failed_authentications_are_limited_per_address(

@@ -15,9 +15,10 @@ never an error to the client.
 
 Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
 `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers of the key's budget
-whenever the request carries a key; every other response shows the client address's budget
-of failed authentications. A response of 401 counts against the client address; an address
-that has used up its failures gets 429 for every authenticated route until its window resets.
+whenever the request carries a key; every other response, and every 401, shows the client
+address's budget of failed authentications. A response of 401 counts against the client
+address; an address that has used up its failures gets 429 for every authenticated route
+until its window resets.
 """
 
 import hashlib
@@ -210,26 +211,29 @@ class RateLimitMiddleware:
         shown = verdict if verdict is not None else failures
         shown_headers = shown.headers() if shown is not None else []
         scope.setdefault("state", {})[_SHOWN] = shown_headers
-        status = 0
-        swallowed: Verdict | None = None
+        refused: Verdict | None = None
 
         async def send_with_headers(message: Message) -> None:
-            nonlocal status, swallowed
+            nonlocal refused
             if message["type"] == "http.response.start":
-                status = message["status"]
-                if status == 401 and secret is not None:
-                    over = self.failures.peek(address)
-                    swallowed = over if over is not None and not over.allowed else None
-                if shown_headers:
-                    message["headers"] = [*message.get("headers", []), *shown_headers]
-            if swallowed is None:
+                headers = shown_headers
+                if message["status"] == 401:
+                    # A failed authentication counts against the address, and its answer
+                    # shows that budget (not the budget of a key that does not authenticate);
+                    # past it, a request that sent a key gets the 429 instead.
+                    failed = self.failures.hit(address)
+                    if failed is not None:
+                        headers = failed.headers()
+                        if secret is not None and not failed.allowed:
+                            refused = failed
+                if headers:
+                    message["headers"] = [*message.get("headers", []), *headers]
+            if refused is None:
                 await send(message)
 
         await self.app(scope, receive, send_with_headers)
-        if swallowed is not None:
-            await self._refuse(swallowed, scope, receive, send)
-        elif status == 401:
-            self.failures.hit(address)
+        if refused is not None:
+            await self._refuse(refused, scope, receive, send)
 
     @staticmethod
     async def _refuse(verdict: Verdict, scope: Scope, receive: Receive, send: Send) -> None:
