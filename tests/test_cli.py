@@ -65,3 +65,61 @@ def test_every_command_explains_itself() -> None:
     ).stdout
     for option in ("--host", "--port", "--workers"):
         assert option in serve_help
+
+
+def test_bad_configuration_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """A value the service could not use is named, in one line, and nothing starts: an
+    unparsable rate limit once let `serve` start and answer every request with a bare 500."""
+    url = f"sqlite:///{tmp_path / 'never.db'}"
+    for name, value in (
+        ("SPRINTBOARD_RATE_LIMIT", "banana"),
+        ("SPRINTBOARD_REDIS_URL", "banana"),
+        ("SPRINTBOARD_LOG_LEVEL", "LOUD"),
+        ("SPRINTBOARD_DATABASE_URL", "mysql://localhost/db"),
+    ):
+        env = {**os.environ, "SPRINTBOARD_DATABASE_URL": url, name: value}
+        result = subprocess.run(
+            [SPRINTBOARD, "serve", "--port", "0"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 2, (name, result.stderr)
+        assert result.stderr.startswith(f"sprintboard: {name}: "), result.stderr
+        assert "Traceback" not in result.stderr
+    assert not (tmp_path / "never.db").exists()
+
+
+def test_an_unusable_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    for url in (f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}", "postgresql://u@127.0.0.1:1/x"):
+        result = run(url, "migrate")
+        assert result.returncode == 1, result.stderr
+        last = result.stderr.strip().splitlines()[-1]
+        assert last.startswith("sprintboard: cannot use the database: "), result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_create_admin_checks_the_name_as_the_api_does(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'admins.db'}"
+    for name in ("   ", "n" * 256):
+        result = run(url, "create-admin", "--name", name, "--email", "a@example.com")
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.strip().splitlines()[-1].startswith("--name: ")
+    result = run(url, "create-admin", "--name", "  Ada  ", "--email", " ada@example.com ")
+    assert result.returncode == 0, result.stderr
+    assert "organization admin ada@example.com " in result.stderr
+
+
+def test_serve_refuses_impossible_ports_and_worker_counts() -> None:
+    for flag, value in (("--port", "99999"), ("--workers", "0")):
+        result = subprocess.run(
+            [SPRINTBOARD, "serve", flag, value],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert result.returncode == 2
+        assert f"argument {flag}: {value} is not between" in result.stderr

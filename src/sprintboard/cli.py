@@ -3,7 +3,10 @@
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from pydantic import ValidationError
+from sqlalchemy.exc import OperationalError
 
 from sprintboard.config import Settings
 from sprintboard.logs import configure_logging
@@ -23,12 +26,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Apply pending database migrations, then serve the HTTP API.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    serve.add_argument("--port", type=int, default=8000, help="port to bind (default: %(default)s)")
+    serve.add_argument(
+        "--port", type=_in_range(0, 65535), default=8000, help="port to bind (default: %(default)s)"
+    )
     serve.add_argument(
         "--workers",
-        type=int,
+        type=_in_range(1, 512),
         default=1,
-        help="worker processes (default: %(default)s); each is a complete, stateless server",
+        help="worker processes (default: %(default)s); each is a complete, stateless server "
+        "(set SPRINTBOARD_REDIS_URL so that they share one rate-limit budget)",
     )
 
     commands.add_parser(
@@ -72,20 +78,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     args = parser.parse_args(argv)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        for problem in error.errors():
+            name = "SPRINTBOARD_" + "_".join(str(part) for part in problem["loc"]).upper()
+            print(f"sprintboard: {name}: {problem['msg']}", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level)
 
-    if args.command == "migrate":
-        _migrate(settings)
-        print("database is up to date", file=sys.stderr)
-    elif args.command == "serve":
-        _serve(settings, host=args.host, port=args.port, workers=args.workers)
-    elif args.command == "worker":
-        _worker(settings, batch_size=args.batch_size, poll_interval=args.poll_interval)
-    elif args.command == "create-admin":
-        _migrate(settings)
-        print(_create_admin(settings, name=args.name, email=args.email))
+    try:
+        if args.command == "migrate":
+            _migrate(settings)
+            print("database is up to date", file=sys.stderr)
+        elif args.command == "serve":
+            _serve(settings, host=args.host, port=args.port, workers=args.workers)
+        elif args.command == "worker":
+            _migrate(settings)
+            _worker(settings, batch_size=args.batch_size, poll_interval=args.poll_interval)
+        elif args.command == "create-admin":
+            _migrate(settings)
+            print(_create_admin(settings, name=args.name, email=args.email))
+    except OperationalError as error:
+        reason = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
+        print(f"sprintboard: cannot use the database: {reason}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _in_range(low: int, high: int) -> Callable[[str], int]:
+    def whole_number(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not between {low} and {high}")
+        return value
+
+    whole_number.__name__ = "number"  # (what argparse names in its error)
+    return whole_number
 
 
 def _migrate(settings: Settings) -> None:
@@ -98,6 +127,13 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     import uvicorn
 
     _migrate(settings)
+    if workers > 1 and not settings.redis_url:
+        logging.getLogger("sprintboard.ratelimit").warning(
+            "%d workers without SPRINTBOARD_REDIS_URL: each counts rate limits on its own, "
+            "so a key may make up to %d times its limit",
+            workers,
+            workers,
+        )
     uvicorn.run(
         "sprintboard.app:create_app",
         factory=True,
@@ -141,8 +177,15 @@ def _create_admin(settings: Settings, *, name: str, email: str) -> str:
     from sprintboard.db import Database
     from sprintboard.errors import InvalidRequest
     from sprintboard.identity import service
+    from sprintboard.identity.schemas import UserCreate
     from sprintboard.models import User
 
+    try:  # (the checks the API applies to a new user: trimmed, 1-255 characters...)
+        fields = UserCreate.model_validate({"name": name, "email": email})
+    except ValidationError as error:
+        problem = error.errors()[0]
+        raise SystemExit(f"--{problem['loc'][0]}: {problem['msg']}") from None
+    name, email = fields.name, fields.email
     database = Database(settings.database_url)
     try:
         with database.transaction() as session:

@@ -34,6 +34,46 @@ class Settings(BaseSettings):
     """Whether start-up's objects are moved out of the garbage collector's reach once the app
     has started (`gc.freeze()`); tests that build many apps in one process turn it off."""
 
+    @field_validator("rate_limit", "auth_failure_limit")
+    @classmethod
+    def _a_limit(cls, value: str) -> str:
+        from limits import parse
+
+        try:
+            parse(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a rate limit such as 600/minute") from None
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _a_redis_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("expected redis://host:port/db (or rediss://, unix://)")
+        return value or None
+
+    @field_validator("database_url")
+    @classmethod
+    def _a_database_url(cls, value: str) -> str:
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            backend = make_url(value).get_backend_name()
+        except ArgumentError:
+            backend = None
+        if backend not in ("sqlite", "postgresql", "postgres"):
+            raise ValueError("expected sqlite:///path or postgresql://user@host:port/database")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _a_log_level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("expected DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return level
+
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
