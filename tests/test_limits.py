@@ -126,18 +126,21 @@ def test_failed_authentications_are_limited_per_address(
         assert api.as_(bad).get("/me").status_code == 429
 
 
-def test_a_redis_outage_lets_requests_through(
+def test_a_redis_outage_counts_in_the_process(
     settings: Settings, database: Database, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Redis out: no error reaches the client, the instance counts on its own (headers and
+    all), and the outage is logged once."""
     nowhere = f"redis://127.0.0.1:{free_port()}/0"
     with (
         caplog.at_level(logging.WARNING, "sprintboard.ratelimit"),
-        client_of(settings, database, redis_url=nowhere, rate_limit="1/minute") as client,
+        client_of(settings, database, redis_url=nowhere, rate_limit="2/minute") as client,
     ):
         api = Api(client, make_org_admin(database))
         responses = [api.get("/me") for _ in range(3)]
-    assert [r.status_code for r in responses] == [200, 200, 200]
-    assert "RateLimit-Limit" not in responses[0].headers
+    assert [r.status_code for r in responses] == [200, 200, 429]
+    assert [r.headers["RateLimit-Remaining"] for r in responses] == ["1", "0", "0"]
+    assert responses[0].headers["RateLimit-Limit"] == "2"
     warnings = [r for r in caplog.records if r.name == "sprintboard.ratelimit"]
     assert len(warnings) == 1, "an outage is logged once, not once per request"
 

@@ -9,9 +9,9 @@ Each budget is a fixed window (`SPRINTBOARD_RATE_LIMIT`, default `600/minute`, p
 `limits` package), counted in this process, or in Redis through `limits`' RedisStorage when
 `SPRINTBOARD_REDIS_URL` is set, so that every instance draws on one budget. A hit is two
 storage calls: increment (which starts the window on its first hit) and read its expiry.
-If Redis fails, requests are let through (fail open) and the limiter stays off for a few
-seconds before it tries again, so an outage costs one short timeout per interval, logged once,
-never an error to the client.
+If Redis fails, each instance counts in its own process instead (as without Redis) and
+tries Redis again after a few seconds, so an outage costs one short timeout per interval,
+logged once, never an error to the client; responses keep their `RateLimit-*` headers.
 
 Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
 `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers of the key's budget
@@ -72,7 +72,7 @@ class Outage:
 
     def began(self, error: Exception) -> None:
         if not self.until:
-            logger.warning("rate-limit storage unavailable, letting requests through: %r", error)
+            logger.warning("rate-limit storage unavailable, counting in this process: %r", error)
         self.until = time.monotonic() + OUTAGE_BACKOFF
 
     def ended(self) -> None:
@@ -92,30 +92,32 @@ class Budget:
         self.namespace = namespace
         self.outage = outage
         self._expiry = item.get_expiry()
+        self._fallback = storage if isinstance(storage, LocalCounters) else LocalCounters()
+        """Where this process counts while the shared storage is out."""
 
-    def hit(self, identifier: str) -> Verdict | None:
-        """Count one request; None when the storage is unavailable (the request goes through)."""
+    def hit(self, identifier: str) -> Verdict:
+        """Count one request."""
         return self._count(identifier, 1)
 
-    def peek(self, identifier: str) -> Verdict | None:
+    def peek(self, identifier: str) -> Verdict:
         """The state of the budget without counting anything."""
         return self._count(identifier, 0)
 
-    def _count(self, identifier: str, amount: int) -> Verdict | None:
-        if self.outage.ongoing():
-            return None
+    def _count(self, identifier: str, amount: int) -> Verdict:
         key = self.item.key_for(self.namespace, identifier)
-        try:
-            used = (
-                self.storage.incr(key, self._expiry, amount=amount)
-                if amount
-                else self.storage.get(key)
-            )
-            reset_at = self.storage.get_expiry(key)
-        except Exception as error:
-            self.outage.began(error)
-            return None
-        self.outage.ended()
+        if not self.outage.ongoing():
+            try:
+                verdict = self._verdict(self.storage, key, amount)
+            except Exception as error:
+                self.outage.began(error)
+            else:
+                self.outage.ended()
+                return verdict
+        return self._verdict(self._fallback, key, amount)
+
+    def _verdict(self, storage: "Counters", key: str, amount: int) -> Verdict:
+        used = storage.incr(key, self._expiry, amount=amount) if amount else storage.get(key)
+        reset_at = storage.get_expiry(key)
         limit = self.item.amount
         allowed = used <= limit if amount else used < limit
         reset = max(1, math.ceil(reset_at - time.time())) if used else 0
@@ -222,10 +224,9 @@ class RateLimitMiddleware:
                     # shows that budget (not the budget of a key that does not authenticate);
                     # past it, a request that sent a key gets the 429 instead.
                     failed = self.failures.hit(address)
-                    if failed is not None:
-                        headers = failed.headers()
-                        if secret is not None and not failed.allowed:
-                            refused = failed
+                    headers = failed.headers()
+                    if secret is not None and not failed.allowed:
+                        refused = failed
                 if headers:
                     message["headers"] = [*message.get("headers", []), *headers]
             if refused is None:
@@ -256,9 +257,7 @@ def shown_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-def _with_headers(send: Send, verdict: Verdict | None, scope: Scope) -> Send:
-    if verdict is None:
-        return send
+def _with_headers(send: Send, verdict: Verdict, scope: Scope) -> Send:
     headers = verdict.headers()
     scope.setdefault("state", {})[_SHOWN] = headers
 
