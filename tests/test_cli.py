@@ -12,10 +12,19 @@ from tests.factories import Api
 SPRINTBOARD = str(Path(sys.executable).parent / "sprintboard")
 
 
-def run(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SPRINTBOARD_DATABASE_URL": database_url}
+def run(database_url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`sprintboard ARGS` with this database, and any other SPRINTBOARD_* variables."""
+    return sprintboard(*args, **{"SPRINTBOARD_DATABASE_URL": database_url, **env})
+
+
+def sprintboard(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [SPRINTBOARD, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        [SPRINTBOARD, *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -51,18 +60,10 @@ def test_create_admin_keys_authenticate_and_a_second_run_reuses_the_admin(
 
 def test_every_command_explains_itself() -> None:
     for command in ("serve", "migrate", "create-admin"):
-        result = subprocess.run(
-            [SPRINTBOARD, command, "--help"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        result = sprintboard(command, "--help")
         assert result.returncode == 0
         assert f"usage: sprintboard {command}" in result.stdout
-    serve_help = subprocess.run(
-        [SPRINTBOARD, "serve", "--help"], capture_output=True, text=True, timeout=30, check=False
-    ).stdout
+    serve_help = sprintboard("serve", "--help").stdout
     for option in ("--host", "--port", "--workers"):
         assert option in serve_help
 
@@ -77,15 +78,7 @@ def test_bad_configuration_is_refused_before_anything_runs(tmp_path: Path) -> No
         ("SPRINTBOARD_LOG_LEVEL", "LOUD"),
         ("SPRINTBOARD_DATABASE_URL", "mysql://localhost/db"),
     ):
-        env = {**os.environ, "SPRINTBOARD_DATABASE_URL": url, name: value}
-        result = subprocess.run(
-            [SPRINTBOARD, "serve", "--port", "0"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        result = run(url, "serve", "--port", "0", **{name: value})
         assert result.returncode == 2, (name, result.stderr)
         assert result.stderr.startswith(f"sprintboard: {name}: "), result.stderr
         assert "Traceback" not in result.stderr
@@ -114,12 +107,6 @@ def test_create_admin_checks_the_name_as_the_api_does(tmp_path: Path) -> None:
 
 def test_serve_refuses_impossible_ports_and_worker_counts() -> None:
     for flag, value in (("--port", "99999"), ("--workers", "0")):
-        result = subprocess.run(
-            [SPRINTBOARD, "serve", flag, value],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        result = sprintboard("serve", flag, value)
         assert result.returncode == 2
         assert f"argument {flag}: {value} is not between" in result.stderr
