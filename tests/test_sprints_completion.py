@@ -106,6 +106,24 @@ def test_completion_moves_unfinished_items_to_the_backlog(admin: Api, how: str) 
     assert error(admin.post("/tasks", body), 400)["details"]["field"] == "sprintId"
 
 
+def test_each_moved_item_has_an_event_showing_it_as_it_now_stands(admin: Api) -> None:
+    project, sprint, (in_progress, todo, _done) = active_sprint_with_items(admin)
+    complete(admin, sprint)
+    events = admin.ok("GET", f"/events?workspaceId={project['workspaceId']}&limit=500")
+    moves = {
+        e["subjectId"]: e["payload"]
+        for e in events["documents"]
+        if e["type"] == "task.updated" and "sprintId" in e["payload"]["changes"]
+    }
+    assert set(moves) == {in_progress["$id"], todo["$id"]}
+    for item in (in_progress, todo):
+        now = task_of(admin, item["$id"])
+        embedded = ("project", "assignees", "comments", "timeLogs")
+        shown = {k: v for k, v in now.items() if k not in embedded}
+        assert moves[item["$id"]]["workItem"] == shown
+        assert moves[item["$id"]]["changes"] == {"sprintId": {"from": sprint["$id"], "to": None}}
+
+
 def test_completion_moves_unfinished_items_to_another_sprint(admin: Api) -> None:
     project, sprint, (in_progress, todo, done) = active_sprint_with_items(admin)
     target = make_sprint(admin, project)

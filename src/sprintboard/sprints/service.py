@@ -17,7 +17,7 @@ from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
 from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
 from sprintboard.sql import raw
-from sprintboard.workitems.reads import event_form, read_rows
+from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
 
 API_FIELDS = {
     "name": "name",
@@ -236,18 +236,22 @@ def move_items(
     Only `sprintId` changes (and the item's version and `$updatedAt` with it).
     """
     db = raw(session)
-    unfinished = " AND wi.status <> 'DONE'" if only_unfinished else ""
-    moved = read_rows(session, f"wi.sprint_id = :sprint_id{unfinished}", {"sprint_id": sprint.id})
-    if not moved:
-        return 0
-    now = utcnow()
-    db.execute(
+    unfinished = " AND status <> 'DONE'" if only_unfinished else ""
+    # The moved items as they now stand come back from the UPDATE itself: no read before it.
+    rows = db.rows(
         "UPDATE work_items SET sprint_id = :to_sprint_id, version = version + 1,"
-        f" updated_at = :now WHERE sprint_id = :sprint_id{unfinished.replace('wi.', '')}",
-        {"to_sprint_id": to_sprint_id, "now": db.codec.param(now), "sprint_id": sprint.id},
+        f" updated_at = :now WHERE sprint_id = :sprint_id{unfinished}"
+        f" {ITEM_RETURNING[db.dialect]}",
+        {
+            "to_sprint_id": to_sprint_id,
+            "now": db.codec.param(utcnow()),
+            "sprint_id": sprint.id,
+            # (an event's form of an item leaves its project out)
+            "project_name": None,
+            "project_key": None,
+        },
     )
     changes = {"sprintId": {"from": sprint.id, "to": to_sprint_id}}
-    updated_at = iso(now)
     events.record_many(
         session,
         [
@@ -256,19 +260,12 @@ def move_items(
                 "type": "task.updated",
                 "subject_id": item["$id"],
                 "actor_id": caller.user_id,
-                "payload": {
-                    "workItem": {
-                        **event_form(item),
-                        "sprintId": to_sprint_id,
-                        "$updatedAt": updated_at,
-                    },
-                    "changes": changes,
-                },
+                "payload": {"workItem": event_form(item), "changes": changes},
             }
-            for item in moved
+            for item in (item_from_row(row, db.codec) for row in rows)
         ],
     )
-    return len(moved)
+    return len(rows)
 
 
 def reorder_sprints(

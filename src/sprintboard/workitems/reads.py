@@ -62,11 +62,11 @@ ITEM_RETURNING = {
     "postgresql": "RETURNING "
     + _item_columns(Codec("postgresql"), of="", project=":project_name, :project_key"),
 }
-"""An `INSERT INTO work_items` that ends in this answers the row `item_from_row` reads (SQLite
-names no alias in `RETURNING`, hence unqualified columns); it takes the project's name and key
-as the parameters `project_name` and `project_key`. SQLite's `RETURNING` gives the values as
-sent, before the column's type applies: its floating-point columns are cast, so that `2` is
-answered as a read answers it, `2.0`.
+"""An `INSERT` into or `UPDATE` of `work_items` that ends in this answers the rows
+`item_from_row` reads (SQLite names no alias in `RETURNING`, hence unqualified columns); it
+takes the project's name and key as the parameters `project_name` and `project_key`.
+SQLite's `RETURNING` gives the values as sent, before the column's type applies: its
+floating-point columns are cast, so that `2` is answered as a read answers it, `2.0`.
 """
 _VERSION = 21  # position of wi.version in ITEM_COLUMNS
 
@@ -398,15 +398,6 @@ def _time_log(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
         "$createdAt": codec.timestamp(created_at),
         "$updatedAt": codec.timestamp(updated_at),
     }
-
-
-def read_rows(session: Session, where: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Work items matching a condition on `wi`, as the API shows them less `assignees`."""
-    db = raw(session)
-    return [
-        item_from_row(row, db.codec)
-        for row in db.rows(f"{_ITEMS[db.dialect]} WHERE {where}", params)
-    ]
 
 
 def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:
