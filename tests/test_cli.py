@@ -83,6 +83,8 @@ def test_bad_configuration_is_refused_before_anything_runs(tmp_path: Path) -> No
         assert result.stderr.startswith(f"sprintboard: {name}: "), result.stderr
         assert "Traceback" not in result.stderr
     assert not (tmp_path / "never.db").exists()
+    # An empty value is no value: an env file's `SPRINTBOARD_REDIS_URL=` means "no Redis".
+    assert run(url, "migrate", SPRINTBOARD_REDIS_URL="").returncode == 0
 
 
 def test_an_unusable_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _a_redis_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("expected redis://host:port/db (or rediss://, unix://)")
         return value or None
 

@@ -86,20 +86,19 @@ class RouteIndex:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = self.find(scope) if scope["type"] == "http" else None
         if found is None:
-            async with AsyncExitStack() as stack:
-                scope[_EXIT_STACK] = stack
-                await self.fallback(scope, receive, send)
+            await _with_exit_stack(self.fallback, scope, receive, send)
             return
         route, child_scope = found
         scope.setdefault("router", self.router)
         scope.update(child_scope)
         if id(route) in self.direct:
             await route.handle(scope, receive, send)
-            return
-        async with AsyncExitStack() as stack:
-            scope[_EXIT_STACK] = stack
-            await route.handle(scope, receive, send)
+        else:
+            await _with_exit_stack(route.handle, scope, receive, send)
 
 
-_EXIT_STACK = "fastapi_middleware_astack"
-"""Where FastAPI's request handler looks for the request's exit stack."""
+async def _with_exit_stack(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """`app` with the exit stack FastAPI's request handler looks for in the scope."""
+    async with AsyncExitStack() as stack:
+        scope["fastapi_middleware_astack"] = stack
+        await app(scope, receive, send)

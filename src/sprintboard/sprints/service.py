@@ -251,6 +251,8 @@ def move_items(
             "project_key": None,
         },
     )
+    if not rows:
+        return 0
     changes = {"sprintId": {"from": sprint.id, "to": to_sprint_id}}
     events.record_many(
         session,

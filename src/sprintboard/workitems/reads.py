@@ -52,15 +52,14 @@ _ITEMS = {
     for dialect, columns in ITEM_COLUMNS.items()
 }
 ITEM_RETURNING = {
-    "sqlite": "RETURNING "
+    dialect: "RETURNING "
     + _item_columns(
-        Codec("sqlite"),
+        Codec(dialect),
         of="",
         project=":project_name, :project_key",
-        real=lambda column: f"CAST({column} AS REAL)",
-    ),
-    "postgresql": "RETURNING "
-    + _item_columns(Codec("postgresql"), of="", project=":project_name, :project_key"),
+        real=(lambda column: f"CAST({column} AS REAL)") if dialect == "sqlite" else str,
+    )
+    for dialect in ("sqlite", "postgresql")
 }
 """An `INSERT` into or `UPDATE` of `work_items` that ends in this answers the rows
 `item_from_row` reads (SQLite names no alias in `RETURNING`, hence unqualified columns); it
@@ -199,7 +198,7 @@ def from_row(
     history: bool = True,
     assignees: Sequence[Sequence[Any]] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """`read_item` for a row already read (`ITEM_COLUMNS`, or `ITEM_RETURNING` of an insert)."""
+    """`read_item` for a row already read (`ITEM_COLUMNS`, or `ITEM_RETURNING` of a write)."""
     return _detail(db, row, history=history, assignees=assignees), etag(row[0], row[_VERSION])
 
 
