@@ -2,6 +2,7 @@
 a direct route reads its body as FastAPI's handler would.
 """
 
+import asyncio
 import re
 from typing import Any
 
@@ -9,14 +10,17 @@ import orjson
 import pytest
 from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware
 from fastapi.routing import request_response
+from sqlalchemy import func, select
 from starlette.exceptions import HTTPException
+from starlette.responses import Response
 from starlette.routing import Match, Route
 from starlette.testclient import TestClient
 
 from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.db import Database
-from sprintboard.deps import TransactionalRoute
+from sprintboard.deps import SessionDep, TransactionalRoute, api_router
+from sprintboard.models import Workspace
 from sprintboard.routing import RouteIndex, fixed_routes
 from tests.factories import Api, make_org_admin, make_project, make_workspace
 
@@ -164,3 +168,31 @@ def test_behind_a_root_path_the_same_rules_hold(settings: Settings, database: Da
         assert refused.headers["Allow"] == "POST"
         statuses = [client.get("/sb/api/v1/me", headers=headers).status_code for _ in range(3)]
         assert statuses == [200, 200, 429]
+
+
+def test_a_handler_that_suspends_is_an_error_not_a_hang(
+    settings: Settings, database: Database
+) -> None:
+    """Requests run as one synchronous call (in a thread on PostgreSQL), which holds only
+    while handlers never suspend: one that does is refused with the 500 envelope, and its
+    transaction is rolled back."""
+    router = api_router()
+
+    @router.post("/suspending")
+    async def suspending(session: SessionDep) -> Response:
+        session.add(Workspace(name="never"))
+        session.flush()
+        await asyncio.sleep(0)
+        return Response(status_code=204)
+
+    app = create_app(settings, database=database)
+    app.router.routes.extend(router.routes)
+    key = make_org_admin(database)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.post(
+            "/api/v1/suspending", json={}, headers={"Authorization": f"Bearer {key}"}
+        )
+    assert answer.status_code == 500
+    assert answer.json()["error"]["code"] == "INTERNAL"
+    with database.transaction() as session:
+        assert session.scalar(select(func.count()).select_from(Workspace)) == 0

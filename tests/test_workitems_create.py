@@ -142,6 +142,13 @@ def test_project_must_be_in_the_workspace(board: Board) -> None:
     assert reason(response) == (400, "projectId", "not_found")
     response = board.api.post("/tasks", board.body(projectId="nope"))
     assert reason(response) == (400, "projectId", "not_found")
+    sprint = board.api.ok(
+        "POST",
+        "/sprints",
+        {"name": "S", "workspaceId": board.workspace_id, "projectId": board.project_id},
+    )
+    response = board.api.post("/tasks", board.body(projectId="nope", sprintId=sprint["$id"]))
+    assert reason(response) == (400, "projectId", "not_found")  # said before the sprint's
 
 
 def test_unknown_workspace_is_not_found(board: Board) -> None:

@@ -189,6 +189,34 @@ def test_a_page_costs_a_fixed_number_of_statements(board: Board, database: Datab
     assert len(one) >= 4  # key, page, total, assignees: the counter sees the plain SQL too
 
 
+def test_one_item_comes_with_its_assignees_in_one_statement(
+    board: Board, database: Database
+) -> None:
+    """`GET /tasks/{id}` shows the item's assignees in `assigneeIds` order, and its comments
+    and time logs. On PostgreSQL it reads the item and its assignees in one statement after
+    the key's, comments and time logs (when it has any) in one more. SQLite, whose JSON
+    functions cost more than a statement, reads the assignees in a second one, or with the
+    comments and time logs."""
+    first, second = (board.member("MEMBER")[0] for _ in range(2))
+    item = board.task(assigneeIds=[second["$id"], first["$id"]])
+    with counting_statements(database) as plain:
+        read = board.api.ok("GET", f"/tasks/{item['$id']}")
+    assert read["assignees"] == [
+        {"$id": user["$id"], "name": user["name"], "email": user["email"]}
+        for user in (second, first)
+    ]
+    assert read["comments"] == read["timeLogs"] == []
+    board.api.ok("POST", f"/tasks/{item['$id']}/comments", {"body": "Looks good"})
+    with counting_statements(database) as commented:
+        read = board.api.ok("GET", f"/tasks/{item['key']}")
+    assert [c["body"] for c in read["comments"]] == ["Looks good"]
+    assert [a["$id"] for a in read["assignees"]] == [second["$id"], first["$id"]]
+    expected = (3, 3) if database.dialect == "sqlite" else (2, 3)
+    assert (len(plain), len(commented)) == expected, (plain, commented)
+    unassigned = board.task()
+    assert board.api.ok("GET", f"/tasks/{unassigned['$id']}")["assignees"] == []
+
+
 def test_unfiltered_totals_stay_exact_through_creates_and_deletes(
     board: Board, database: Database
 ) -> None:

@@ -25,7 +25,7 @@ from sprintboard.models import (
     Workspace,
     WorkspaceMember,
 )
-from sprintboard.sql import raw
+from sprintboard.sql import WRITES, raw
 
 
 class Role(StrEnum):
@@ -120,12 +120,27 @@ def _membership_join(query: Any, caller: Caller, workspace_column: Any) -> Any:
     return query
 
 
+def for_change(session: Session, query: Any, model: type[Base]) -> Any:
+    """`query`, locking the `model` rows it reads when the request may change them.
+
+    A write request's record is the one it changes, and what it checks first (`If-Match`, the
+    status a transition starts from) must still hold when it writes: on PostgreSQL the row is
+    locked until the commit (`FOR NO KEY UPDATE`, the lock an UPDATE takes, which lets rows
+    that refer to it be inserted meanwhile), so a concurrent change waits and then sees the
+    result. SQLite needs nothing: a write transaction holds the database (`BEGIN IMMEDIATE`).
+    """
+    if session.info.get(WRITES):
+        return query.with_for_update(of=model, key_share=True)
+    return query
+
+
 def _access_one(
     session: Session, caller: Caller, model: type[RecordT], what: str, *criteria: Any
 ) -> tuple[RecordT, WorkspaceAccess]:
     workspace_column = model.workspace_id if model is not Workspace else model.id  # type: ignore[attr-defined]
     query = _membership_join(select(model, WorkspaceMember.role), caller, workspace_column)
-    row = session.execute(query.where(*criteria).limit(1)).first()
+    query = for_change(session, query.where(*criteria).limit(1), model)
+    row = session.execute(query).first()
     if row is None:
         raise NotFound(what)
     record, role = row
@@ -180,7 +195,7 @@ def access_work_item(
         query = query.where(WorkItem.id == ref)
     if workspace_id is not None:
         query = query.where(WorkItem.workspace_id == workspace_id)
-    row = session.execute(query.limit(1)).first()
+    row = session.execute(for_change(session, query.limit(1), WorkItem)).first()
     if row is None:
         raise NotFound("Work item")
     item, role = row
@@ -231,7 +246,8 @@ def access_sprints(
     query = _membership_join(
         select(Sprint, WorkspaceMember.role), caller, Sprint.workspace_id
     ).where(Sprint.id.in_(ids))
-    rows = session.execute(query).all()
+    # (In `$id` order: two reorders lock their sprints in the same order, never in a ring.)
+    rows = session.execute(for_change(session, query.order_by(Sprint.id), Sprint)).all()
     sprints = {sprint.id: sprint for sprint, _ in rows}
     if len(sprints) != len(set(ids)):
         raise NotFound("Sprint")

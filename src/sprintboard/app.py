@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from anyio import CapacityLimiter
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
@@ -22,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
 from sprintboard.db import Database
-from sprintboard.deps import API_PREFIX, BEARER_SCHEME
+from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
 from sprintboard.events.router import router as events_router
@@ -128,6 +129,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         """
         owns_database = database is None
         app.state.database = database or Database(settings.database_url)
+        app.state.request_threads = CapacityLimiter(REQUEST_THREADS)  # (used on PostgreSQL)
         stop = asyncio.Event()
         deliveries = (
             asyncio.create_task(run_worker(app.state.database, stop=stop), name="deliveries")

@@ -1,26 +1,30 @@
 """Engine and sessions.
 
-Handlers are `async` but talk to the database synchronously, in the event loop: every
-request's transaction is a few short statements, so one process runs its transactions one
-after another. That is what SQLite wants anyway (one writer), it avoids a thread hand-off per
-request, and it measured several times faster than SQLAlchemy's async bridge. Scale comes from
-more processes; across processes, SQLite writes take the lock up front with `BEGIN IMMEDIATE`
-and PostgreSQL relies on row locks.
+Handlers are `async` but talk to the database synchronously. On SQLite they do so in the event
+loop: every request's transaction is a few short statements, so one process runs its
+transactions one after another. That is what SQLite wants anyway (one writer), it avoids a
+thread hand-off per request, and it measured several times faster than SQLAlchemy's async
+bridge. On PostgreSQL, where each statement is a round trip, a request runs in a thread of
+its own (`deps.REQUEST_THREADS` at a time), so that requests overlap their waits. Scale comes
+from more processes; across processes, SQLite writes take the lock up front with
+`BEGIN IMMEDIATE` and PostgreSQL relies on row locks.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
+from anyio import CapacityLimiter, to_thread
 from psycopg.types.json import set_json_loads
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from sprintboard.sql import READS, AutocommitReads
+from sprintboard.sql import READS, WRITES, AutocommitReads
 
 WRITE_OPTION = "sprintboard_write"
+T = TypeVar("T")
 
 
 def normalize_url(url: str) -> URL:
@@ -123,6 +127,7 @@ class Database:
         """
         if write:
             session = self._sessions()
+            session.info[WRITES] = True
             session.connection()  # begins now: on SQLite, BEGIN IMMEDIATE takes the write lock
         else:
             session = self._read_sessions()
@@ -141,6 +146,17 @@ class Database:
             raise
         finally:
             session.close()
+
+    async def call(
+        self, function: Callable[..., T], *args: Any, limiter: CapacityLimiter | None = None
+    ) -> T:
+        """`function(*args)`, which uses the database: in the event loop on SQLite, in a thread
+        on PostgreSQL (at most `limiter`'s number at once, if given), where a statement waits
+        on a round trip or on another transaction's lock, and the loop must not wait with it.
+        Requests (`deps.TransactionalRoute`) and middleware go through here."""
+        if self.dialect == "sqlite":
+            return function(*args)
+        return await to_thread.run_sync(function, *args, limiter=limiter)
 
     def dispose(self) -> None:
         self._reads.close()

@@ -109,7 +109,9 @@ class IdempotencyMiddleware:
             )
             return
         database: Database = scope["app"].state.database
-        api_key_id = _api_key_id(database, hashlib.sha256(secret.encode()).hexdigest())
+        api_key_id = await database.call(
+            _api_key_id, database, hashlib.sha256(secret.encode()).hexdigest()
+        )
         if api_key_id is None:
             await self.app(scope, receive, send)
             return
@@ -124,7 +126,7 @@ class IdempotencyMiddleware:
                 ]
             )
         ).hexdigest()
-        self._purge_expired(database)
+        await database.call(self._purge_expired, database)
         outcome = await _claim(database, api_key_id, key, fingerprint)
         if not isinstance(outcome, Claim):
             await outcome(scope, receive, send)
@@ -145,7 +147,8 @@ class IdempotencyMiddleware:
         try:
             await self.app(scope, receive, capture)
         finally:
-            _settle(database, outcome, scope["path"], status, headers, b"".join(chunks))
+            body = b"".join(chunks)
+            await database.call(_settle, database, outcome, scope["path"], status, headers, body)
 
     def _purge_expired(self, database: Database) -> None:
         now = time.monotonic()
@@ -162,6 +165,18 @@ async def _claim(
     database: Database, api_key_id: str, key: str, fingerprint: str
 ) -> Claim | Response:
     deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        outcome = await database.call(_try_claim, database, api_key_id, key, fingerprint, deadline)
+        if outcome is not None:
+            return outcome
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def _try_claim(
+    database: Database, api_key_id: str, key: str, fingerprint: str, deadline: float
+) -> Claim | Response | None:
+    """The key's claim, the answer to give instead, or None: the first request with this
+    key is still in progress, ask again shortly."""
     while True:
         row_id = _insert(database, api_key_id, key, fingerprint)
         if row_id is not None:
@@ -193,7 +208,7 @@ async def _claim(
                 "idempotency_key_in_progress",
                 f"A request with this {HEADER} is still in progress; retry later.",
             )
-        await asyncio.sleep(POLL_SECONDS)
+        return None
 
 
 def _insert(database: Database, api_key_id: str, key: str, fingerprint: str) -> str | None:

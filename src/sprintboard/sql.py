@@ -76,12 +76,13 @@ class Codec:
         return moment
 
     def timestamp_column(self, column: str) -> str:
-        """How to select a timestamp `column` so that `timestamp` has least to do: PostgreSQL
-        formats it as the API shows it (psycopg's timestamptz loader and the formatting after
-        it cost more than the query); SQLite stores text already.
+        """How to select a timestamp `column` as the API shows it, so that the driver's value
+        is the answer's: psycopg's timestamptz loader and the formatting after it cost more
+        than the query, and a list page has a hundred timestamps. SQLite stores
+        `2026-11-22 09:30:00.000000`, always UTC.
         """
         if self.sqlite:
-            return column
+            return f"substr({column}, 1, 10) || 'T' || substr({column}, 12, 12) || 'Z'"
         # (The format must stay upper case: `:mi` would read as a `:name` parameter.)
         return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
 
@@ -163,8 +164,9 @@ class AutocommitReads:
     PostgreSQL's READ COMMITTED would give anyway; a request's ORM statements, if any, run
     on its session's own connection.
 
-    Sharing is safe because requests run their statements in the event loop one at a time,
-    each fetched in full, and autocommit leaves no state behind between statements. A
+    Sharing is safe because a thread runs one request at a time (the event loop on SQLite,
+    a request thread on PostgreSQL), each statement is fetched in full, and autocommit leaves
+    no state behind between statements. A
     thread's connection goes back to the pool when the thread ends (its thread-local data
     is dropped then), when it is found broken, or when the database is disposed of.
     """
@@ -238,6 +240,8 @@ def _broken(connection: PoolProxiedConnection) -> bool:
 
 READS = "sprintboard_reads"
 """`session.info` key of a read-only session's `AutocommitReads`."""
+WRITES = "sprintboard_writes"
+"""`session.info` key marking a write session (see `access.for_change`)."""
 
 
 def raw(session: Session) -> Raw:

@@ -6,7 +6,10 @@ do not give it on PostgreSQL: transaction A can draw `seq` 10, transaction B `se
 commit first; a reader that saw 11 and moved its cursor past it would never see 10. So `record`
 only stages events; they are written from a `before_commit` hook, which flushes the session's
 own changes, then takes a transaction-level advisory lock per workspace, draws the sequence
-numbers and inserts. The lock is held from there until the commit, so within a workspace (the
+numbers, reads who is to hear of the events (members, webhooks) and inserts. When the lock is
+free that is one round trip with the reads; when it is busy, the reads are done again after
+the wait, so that what committed meanwhile counts. The lock is held from there until the
+commit, so within a workspace (the
 feed's scope) sequence order is commit order. The lock is held only for these few inserts and
 the commit itself — the request's row locks are all taken before it, so it cannot deadlock
 with them — and workspaces never wait for each other. (The alternative, serving only events
@@ -22,6 +25,7 @@ written in the hook go with the transaction that wrote them.
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -135,14 +139,100 @@ def write_staged(session: Session) -> None:
     if not rows:
         return
     session.flush()
-    workspace_ids = sorted({row["workspace_id"] for row in rows})
-    seqs = _draw_sequence_numbers(session, workspace_ids, len(rows))
-    for row, seq in zip(rows, seqs, strict=True):
+    updates = any(row["type"] == "task.updated" for row in rows)
+    fan_out = _read_fan_out(session, rows, members=updates)
+    for row, seq in zip(rows, fan_out.seqs, strict=True):
         row["seq"] = seq
     writer = _BulkWriter(session)
-    writer.insert("events", _EVENT_COLUMNS, [writer.event(row) for row in rows])
-    writer.insert("notifications", _NOTIFICATION_COLUMNS, _notifications(session, writer, rows))
-    writer.insert("webhook_deliveries", _DELIVERY_COLUMNS, _deliveries(session, writer, rows))
+    writer.insert(
+        [
+            ("events", _EVENT_COLUMNS, [writer.event(row) for row in rows]),
+            ("notifications", _NOTIFICATION_COLUMNS, _notifications(writer, rows, fan_out)),
+            ("webhook_deliveries", _DELIVERY_COLUMNS, _deliveries(writer, rows, fan_out)),
+        ]
+    )
+
+
+@dataclass
+class _FanOut:
+    """What writing a batch of events needs to read: their sequence numbers, the members of
+    their workspaces (`(workspace, user, role)`, for notifications) and the enabled webhooks
+    (`(id, workspace, event types)`)."""
+
+    seqs: list[int]
+    members: list[tuple[str, str, str]]
+    webhooks: list[tuple[str, str, list[str]]]
+
+
+def _read_fan_out(session: Session, rows: list[dict[str, Any]], *, members: bool) -> _FanOut:
+    """The sequence numbers, members (if `members`) and webhooks for `rows`. On PostgreSQL
+    the numbers need the workspace's lock: one round trip when it is free (a batch of one
+    workspace), three when another transaction holds it."""
+    db = raw(session)
+    workspace_ids = sorted({row["workspace_id"] for row in rows})
+    placeholders, workspaces = in_list("w", workspace_ids)
+    members_sql = (
+        "SELECT workspace_id, user_id, role FROM workspace_members"
+        f" WHERE workspace_id IN {placeholders}"
+    )
+    # A webhook deleted meanwhile must not fail this commit on its foreign key: KEY SHARE
+    # makes a concurrent delete wait for us, or hides the row if it committed first.
+    webhooks_sql = (
+        f"SELECT id, workspace_id, events FROM webhooks WHERE workspace_id IN {placeholders}"
+        " AND enabled = :enabled ORDER BY id"
+    )
+    params = {**workspaces, "enabled": True}
+    if db.codec.sqlite:
+        # BEGIN IMMEDIATE made this the only writer: nothing can take these numbers meanwhile.
+        top = db.row("SELECT max(seq) FROM events")
+        first = (top[0] if top and top[0] is not None else 0) + 1
+        return _FanOut(
+            seqs=list(range(first, first + len(rows))),
+            members=[tuple(row) for row in db.rows(members_sql, params)] if members else [],
+            webhooks=[(i, w, orjson.loads(t)) for i, w, t in db.rows(webhooks_sql, params)],
+        )
+    *others, last = workspace_ids  # sorted: two batches never wait for each other in a ring
+    for workspace_id in others:
+        db.rows(_LOCK, {"key": f"sprintboard.events:{workspace_id}"})
+    # Rows of one shape, (kind, a, b, c): the numbers, the webhooks, the members.
+    read = (
+        " UNION ALL SELECT 'h', id, workspace_id, events::text"
+        f" FROM ({webhooks_sql} FOR KEY SHARE) h"
+    )
+    if members:
+        read += f" UNION ALL SELECT 'm', workspace_id, user_id, role FROM ({members_sql}) m"
+    params = {**params, "key": f"sprintboard.events:{last}", "n": len(rows)}
+    found = db.rows(_TRY_LOCK_THEN_NUMBERS + read, params)
+    if not any(kind == "s" for kind, *_ in found):
+        # The lock is busy: wait for it, then read again. A statement sees what was committed
+        # when it began, and what the holder commits meanwhile (a webhook, a member removed)
+        # must count for events numbered after it.
+        db.rows(_LOCK, params)
+        found = db.rows(_NUMBERS + read, params)
+    fan_out = _FanOut(seqs=[], members=[], webhooks=[])
+    for kind, a, b, c in found:
+        if kind == "s":
+            fan_out.seqs.append(int(a))
+        elif kind == "h":
+            fan_out.webhooks.append((a, b, orjson.loads(c)))
+        else:
+            fan_out.members.append((a, b, c))
+    fan_out.seqs.sort()
+    return fan_out
+
+
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"
+_NUMBERS = (
+    "SELECT 's', nextval(pg_get_serial_sequence('events', 'seq'))::text, NULL, NULL"
+    " FROM generate_series(1, :n)"
+)
+_TRY_LOCK_THEN_NUMBERS = (
+    "WITH locked AS MATERIALIZED"
+    " (SELECT pg_try_advisory_xact_lock(hashtextextended(:key, 0)) AS held)"
+    f" {_NUMBERS}, locked WHERE locked.held"
+)
+"""The numbers only if the lock was free: the materialized lock is tried before the join
+yields the rows whose `nextval` draws them (and UNION ALL runs its parts in order)."""
 
 
 _EVENT_COLUMNS = (
@@ -225,34 +315,52 @@ class _BulkWriter:
             self.stamp(row["created_at"]),
         )
 
-    def insert(self, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        names = ", ".join(f'"{column}"' for column in columns)
+    def insert(self, tables: list[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]]) -> None:
+        """Insert `(table, columns, rows)` in this order. On PostgreSQL, tables of few rows
+        go in one statement (`WITH a AS (INSERT ...) INSERT ...`: one round trip), and those
+        of many by `COPY`."""
         driver: Any = self.connection.connection.driver_connection
-        if self.postgresql and len(rows) > _FEW_ROWS:
-            with (
-                driver.cursor() as cursor,
-                cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
-            ):
-                for row in rows:
-                    copy.write_row(row)
+        few: list[tuple[str, list[Any]]] = []
+        for table, columns, rows in tables:
+            if not rows:
+                continue
+            names = ", ".join(f'"{column}"' for column in columns)
+            if not self.postgresql:
+                marks = ", ".join("?" * len(columns))
+                cursor = driver.cursor()
+                try:
+                    cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+                finally:
+                    cursor.close()
+            elif len(rows) <= _FEW_ROWS:
+                row_marks = f"({', '.join(['%s'] * len(columns))})"
+                values = ", ".join([row_marks] * len(rows))
+                statement = f"INSERT INTO {table} ({names}) VALUES {values}"
+                few.append((statement, [value for row in rows for value in row]))
+            else:
+                self._insert_together(driver, few)
+                few = []
+                with (
+                    driver.cursor() as cursor,
+                    cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
+                ):
+                    for row in rows:
+                        copy.write_row(row)
+        self._insert_together(driver, few)
+
+    @staticmethod
+    def _insert_together(driver: Any, inserts: list[tuple[str, list[Any]]]) -> None:
+        if not inserts:
             return
-        if self.postgresql:  # one round trip, where COPY takes two
-            row_marks = f"({', '.join(['%s'] * len(columns))})"
-            values = ", ".join([row_marks] * len(rows))
-            with driver.cursor() as cursor:
-                cursor.execute(
-                    f"INSERT INTO {table} ({names}) VALUES {values}",
-                    [value for row in rows for value in row],
-                )
-            return
-        marks = ", ".join("?" * len(columns))
-        cursor = driver.cursor()
-        try:
-            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
-        finally:
-            cursor.close()
+        *first, (last, params) = inserts
+        sql = last
+        if first:
+            ctes = ", ".join(
+                f"insert_{n} AS ({statement})" for n, (statement, _) in enumerate(first)
+            )
+            sql = f"WITH {ctes} {last}"
+        with driver.cursor() as cursor:
+            cursor.execute(sql, [value for _, values in first for value in values] + params)
 
 
 _FEW_ROWS = 20
@@ -264,30 +372,6 @@ def _new_ids(count: int) -> list[str]:
     prefix = new_id()[:12]
     random = secrets.token_hex(10 * count)
     return [prefix + random[20 * n : 20 * n + 20] for n in range(count)]
-
-
-def _draw_sequence_numbers(session: Session, workspace_ids: list[str], count: int) -> list[int]:
-    db = raw(session)
-    if db.codec.sqlite:
-        # BEGIN IMMEDIATE made this the only writer: nothing can take these numbers meanwhile.
-        top = db.row("SELECT max(seq) FROM events")
-        first = (top[0] if top and top[0] is not None else 0) + 1
-        return list(range(first, first + count))
-    *others, last = workspace_ids  # sorted: two batches never wait for each other in a ring
-    for workspace_id in others:
-        db.rows(
-            "SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))",
-            {"key": f"sprintboard.events:{workspace_id}"},
-        )
-    # The last lock and the numbers in one round trip: the materialized lock is taken before
-    # the join yields the rows whose `nextval` draws the numbers.
-    seqs = db.rows(
-        "WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtextextended(:key, 0)))"
-        " SELECT nextval(pg_get_serial_sequence('events', 'seq'))"
-        " FROM locked, generate_series(1, :n)",
-        {"key": f"sprintboard.events:{last}", "n": count},
-    )
-    return sorted(int(row[0]) for row in seqs)
 
 
 def notification_recipients(
@@ -309,19 +393,14 @@ def notification_recipients(
 
 
 def _notifications(
-    session: Session, writer: _BulkWriter, rows: list[dict[str, Any]]
+    writer: "_BulkWriter", rows: list[dict[str, Any]], fan_out: _FanOut
 ) -> list[tuple[Any, ...]]:
     updates = [row for row in rows if row["type"] == "task.updated"]
     if not updates:
         return []
     members: dict[str, set[str]] = defaultdict(set)
     admins: dict[str, set[str]] = defaultdict(set)
-    placeholders, names = in_list("w", sorted({row["workspace_id"] for row in updates}))
-    for workspace_id, user_id, role in raw(session).rows(
-        "SELECT workspace_id, user_id, role FROM workspace_members"
-        f" WHERE workspace_id IN {placeholders}",
-        names,
-    ):
+    for workspace_id, user_id, role in fan_out.members:
         members[workspace_id].add(user_id)
         if role == "ADMIN":
             admins[workspace_id].add(user_id)
@@ -367,21 +446,11 @@ def _notifications(
 
 
 def _deliveries(
-    session: Session, writer: _BulkWriter, rows: list[dict[str, Any]]
+    writer: "_BulkWriter", rows: list[dict[str, Any]], fan_out: _FanOut
 ) -> list[tuple[Any, ...]]:
     subscribed: dict[tuple[str, str], list[str]] = defaultdict(list)
-    db = raw(session)
-    placeholders, workspaces = in_list("w", sorted({row["workspace_id"] for row in rows}))
-    # A webhook deleted meanwhile must not fail this commit on its foreign key: KEY SHARE
-    # makes a concurrent delete wait for us, or hides the row if it committed first.
-    lock = "" if db.codec.sqlite else " FOR KEY SHARE"
-    for webhook_id, workspace_id, types in db.rows(
-        "SELECT id, workspace_id, events FROM webhooks"
-        f" WHERE workspace_id IN {placeholders}"
-        f" AND enabled = :enabled ORDER BY id{lock}",
-        {**workspaces, "enabled": True},
-    ):
-        for event_type in db.codec.json(types):
+    for webhook_id, workspace_id, types in fan_out.webhooks:
+        for event_type in types:
             subscribed[workspace_id, event_type].append(webhook_id)
     if not subscribed:
         return []

@@ -10,7 +10,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, WorkspaceAccess
+from sprintboard.access import Caller, WorkspaceAccess, for_change
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
@@ -93,9 +93,15 @@ def list_sprints(
 
 
 def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCreate) -> Sprint:
+    # The project locked for the change: creates in a project are numbered one at a time,
+    # each after the last (`position`).
     project = session.scalar(
-        select(Project).where(
-            Project.id == data.project_id, Project.workspace_id == access.workspace_id
+        for_change(
+            session,
+            select(Project).where(
+                Project.id == data.project_id, Project.workspace_id == access.workspace_id
+            ),
+            Project,
         )
     )
     if project is None:
@@ -238,10 +244,14 @@ def move_items(
     db = raw(session)
     unfinished = " AND status <> 'DONE'" if only_unfinished else ""
     # The moved items as they now stand come back from the UPDATE itself: no read before it.
+    where = f"sprint_id = :sprint_id{unfinished}"
+    if not db.codec.sqlite:
+        # Locked in `$id` order first, as a bulk update locks its items: the two never wait
+        # for each other in a ring.
+        where = f"id IN (SELECT id FROM work_items WHERE {where} ORDER BY id FOR NO KEY UPDATE)"
     rows = db.rows(
         "UPDATE work_items SET sprint_id = :to_sprint_id, version = version + 1,"
-        f" updated_at = :now WHERE sprint_id = :sprint_id{unfinished}"
-        f" {ITEM_RETURNING[db.dialect]}",
+        f" updated_at = :now WHERE {where} {ITEM_RETURNING[db.dialect]}",
         {
             "to_sprint_id": to_sprint_id,
             "now": db.codec.param(utcnow()),
@@ -264,7 +274,7 @@ def move_items(
                 "actor_id": caller.user_id,
                 "payload": {"workItem": event_form(item), "changes": changes},
             }
-            for item in (item_from_row(row, db.codec) for row in rows)
+            for item in (item_from_row(row) for row in rows)
         ],
     )
     return len(rows)

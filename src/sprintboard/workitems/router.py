@@ -119,7 +119,8 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     ids = [entry.id for entry in body.tasks]
     if len(set(ids)) != len(ids):
         raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
-    records, access = reads.read_visible_items(session, caller, ids)
+    moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
+    records, access = reads.read_visible_items(session, caller, ids, moving_to=moving_to)
     access.require(Permission.WORK_ITEM_WRITE)
     updated = service.bulk_update(session, access=access, records=records, entries=body.tasks)
     return many(updated, len(updated))

@@ -54,11 +54,20 @@ API_FIELDS = {
 _NEXT_NUMBER = """
 UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
 WHERE id = :project_id AND workspace_id = :workspace_id
-RETURNING last_item_number, key, name,
-    (SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'),
-    (SELECT max(position) FROM work_items
-     WHERE workspace_id = :workspace_id AND project_id = :project_id)
+RETURNING last_item_number, key, name
 """
+
+_ACTIVE_SPRINT = """
+SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'{share}
+"""
+"""The project's active sprint; on PostgreSQL locked for share, so a completion under way is
+waited for (and then the sprint is no longer active)."""
+
+_BOARD_END = """
+SELECT max(position) FROM work_items WHERE workspace_id = :workspace_id AND project_id = :project_id
+"""
+"""The end of the project's board, read after the counter's lock: a statement sees what was
+committed when it began, and the creates this one waited for must count."""
 
 _INSERT_ITEM = """
 INSERT INTO work_items (
@@ -78,9 +87,11 @@ def create_work_item(
 ) -> tuple[dict[str, Any], str]:
     """Create a work item; returns it as the API shows it, and its ETag.
 
-    The hot write path, in plain SQL: one statement takes the next number from the project's
-    counter and, under that row's lock, reads the project's key and name, the active sprint
-    and the end of the board; one inserts the item and answers it as a read would.
+    The hot write path, in plain SQL. Its sprint first (the active one by default), locked
+    for share; then the next number from the project's counter, with the project's key and
+    name; under that row's lock, the end of the board; then the insert, which answers the item
+    as a read would. (In this order, a create holding the counter waits for nothing: a
+    completion holds its sprint, then its items, and a delete an item, then the counter.)
     """
     title = _title(data.name, data.title)
     if title is None:
@@ -91,16 +102,22 @@ def create_work_item(
     db = raw(session)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
-    counter = db.row(
-        _NEXT_NUMBER, {"project_id": data.project_id, "workspace_id": access.workspace_id}
-    )
-    if counter is None:
-        raise InvalidRequest("projectId", "not_found", "projectId: no such project here.")
-    number, project_key, project_name, active_sprint, last_position = counter
+    project = {"project_id": data.project_id, "workspace_id": access.workspace_id}
     if data.sent("sprint_id"):
-        sprint_id = _check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
+        try:
+            sprint_id = _check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
+        except InvalidRequest:
+            _check_project(db, project)  # (a missing project is the first thing to say)
+            raise
     else:
-        sprint_id = active_sprint
+        share = "" if db.codec.sqlite else " FOR SHARE"
+        active = db.row(_ACTIVE_SPRINT.format(share=share), project)
+        sprint_id = active[0] if active else None
+    counter = db.row(_NEXT_NUMBER, project)
+    if counter is None:
+        raise _no_project()
+    number, project_key, project_name = counter
+    last_position = (db.row(_BOARD_END, project) or (None,))[0]
     item_id, codec = new_id(), db.codec
     inserted = db.row(
         f"{_INSERT_ITEM} {reads.ITEM_RETURNING[db.dialect]}",
@@ -131,7 +148,7 @@ def create_work_item(
     )
     if inserted is None:  # (an INSERT ... RETURNING answers its row)
         raise RuntimeError("the work item insert returned no row")
-    record, tag = reads.from_row(db, inserted, history=False, assignees=assignees)
+    record, tag = reads.from_row(db, inserted, assignees, history=False)
     events.record(
         session,
         workspace_id=access.workspace_id,
@@ -404,12 +421,23 @@ def _check_assignees(
     return rows
 
 
+def _check_project(db: Raw, project: dict[str, str]) -> None:
+    sql = "SELECT 1 FROM projects WHERE id = :project_id AND workspace_id = :workspace_id"
+    if db.row(sql, project) is None:
+        raise _no_project()
+
+
+def _no_project() -> InvalidRequest:
+    return InvalidRequest("projectId", "not_found", "projectId: no such project here.")
+
+
 def _check_sprint(
     session: Session, project_id: str, workspace_id: str, sprint_id: str | None
 ) -> str | None:
     if sprint_id is None:
         return None
-    sprint = session.get(Sprint, sprint_id)
+    # Locked for share (PostgreSQL): a completion under way is waited for, and then seen.
+    sprint = session.get(Sprint, sprint_id, with_for_update={"read": True})
     if sprint is None or sprint.workspace_id != workspace_id:
         raise InvalidRequest("sprintId", "not_found", "sprintId: no such sprint.")
     if sprint.project_id != project_id or sprint.status == "COMPLETED":

@@ -97,6 +97,7 @@ def add_member(
 def change_member_role(
     session: Session, *, workspace_id: str, user_id: str, role: Role, if_match: str | None = None
 ) -> tuple[WorkspaceMember, User]:
+    _lock_members(session, workspace_id)
     member, user = _get_member(session, workspace_id, user_id)
     check_if_match(if_match, member.id, stamp_version(member.updated_at))
     if member.role == Role.ADMIN and role != Role.ADMIN:
@@ -110,6 +111,7 @@ def change_member_role(
 def remove_member(
     session: Session, *, workspace_id: str, user_id: str, if_match: str | None = None
 ) -> WorkspaceMember:
+    _lock_members(session, workspace_id)
     member, _ = _get_member(session, workspace_id, user_id)
     check_if_match(if_match, member.id, stamp_version(member.updated_at))
     if member.role == Role.ADMIN:
@@ -136,6 +138,15 @@ def _get_member(session: Session, workspace_id: str, user_id: str) -> tuple[Work
     if row is None:
         raise NotFound("Member")
     return row[0], row[1]
+
+
+def _lock_members(session: Session, workspace_id: str) -> None:
+    """Changes to a workspace's members wait for each other (the workspace row's lock, on
+    PostgreSQL; SQLite has one writer anyway), so that "keep one ADMIN" holds when two ADMINs
+    are demoted or removed at once."""
+    session.execute(
+        select(Workspace.id).where(Workspace.id == workspace_id).with_for_update(key_share=True)
+    ).first()
 
 
 def _ensure_another_admin(session: Session, workspace_id: str) -> None:
@@ -173,7 +184,11 @@ def create_work_item_type(
         raise Conflict("duplicate_type", f"The work item type {name} exists already.")
     item_type = WorkItemType(workspace_id=access.workspace_id, name=name, description=description)
     session.add(item_type)
-    session.flush()
+    try:
+        with session.begin_nested():  # (the same name, created meanwhile)
+            session.flush()
+    except IntegrityError:
+        raise Conflict("duplicate_type", f"The work item type {name} exists already.") from None
     return item_type
 
 
