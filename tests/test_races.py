@@ -314,3 +314,79 @@ def _complete_while_items_come_and_go(client: httpx.Client) -> list[httpx.Respon
     calls += [lambda: client.post("/tasks", json={"name": "new", **fields})] * 3
     calls.append(lambda: client.post("/sprints", json={"name": "next", **fields}))
     return at_once(calls)
+
+
+@pytest.mark.postgresql_only
+def test_a_request_chosen_as_a_deadlock_victim_is_run_again(
+    client: httpx.Client, database_url: str
+) -> None:
+    """A PATCH locks its item, then waits for its workspace row, which another transaction
+    holds; that transaction then wants the item: a deadlock, and PostgreSQL aborts the PATCH
+    (the other transaction waits longer before it looks). The PATCH is run again from the
+    start, once the other transaction is done, and succeeds."""
+    fields = board(client)
+    item = data(client.post("/tasks", json={"name": "t", **fields}))
+    holder = create_engine(normalize_url(database_url))
+    try:
+        with holder.connect() as other, ThreadPoolExecutor(max_workers=2) as pool:
+            other.execute(text("SET deadlock_timeout = '20s'"))
+            other.execute(
+                text("SELECT 1 FROM workspaces WHERE id = :id FOR UPDATE"),
+                {"id": fields["workspaceId"]},
+            )
+            patch = pool.submit(client.patch, f"/tasks/{item['$id']}", json={"priority": "HIGH"})
+            _wait_for_a_lock_wait(other)
+            item_lock = pool.submit(
+                other.execute,
+                text("SELECT 1 FROM work_items WHERE id = :id FOR UPDATE"),
+                {"id": item["$id"]},
+            )
+            item_lock.result(timeout=10)  # the PATCH, aborted, let go of the item
+            other.commit()
+            assert data(patch.result(timeout=10))["priority"] == "HIGH"
+    finally:
+        holder.dispose()
+
+
+def _wait_for_a_lock_wait(other: Any) -> None:
+    for _ in range(100):
+        waiting = other.execute(
+            text("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()")
+        ).scalar()
+        if waiting:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the request never waited for a lock")
+
+
+@pytest.mark.parametrize("deleted", ["workspace", "project"])
+def test_deleting_a_workspace_or_project_while_its_items_change_answers_each_request(
+    client: httpx.Client, deleted: str
+) -> None:
+    """The delete locks from the top down, a change from its item up (the item, then the
+    project's counter or the workspace row its event refers to): every request still gets
+    its answer, and a change that comes after the delete finds nothing (404), never a 500."""
+    for _ in range(3):
+        fields = board(client)
+        items = [
+            data(client.post("/tasks", json={"name": f"t{n}", **fields}))
+            for n in range(AT_ONCE - 2)
+        ]
+        path = f"/{deleted}s/{fields[deleted + 'Id']}"
+        calls = [lambda path=path: client.delete(path)]  # type: ignore[misc]
+        create = {"name": "new", **fields}
+        calls += [lambda create=create: client.post("/tasks", json=create)]  # type: ignore[misc]
+        calls += [
+            lambda item=item: client.patch(f"/tasks/{item['$id']}", json={"priority": "HIGH"})  # type: ignore[misc]
+            for item in items[:2]
+        ]
+        calls += [lambda item=item: client.delete(f"/tasks/{item['$id']}") for item in items[2:4]]  # type: ignore[misc]
+        calls += [
+            lambda item=item: client.post(f"/tasks/{item['$id']}/comments", json={"body": "b"})  # type: ignore[misc]
+            for item in items[4:]
+        ]
+        responses = at_once(calls)
+        assert responses[0].status_code == 200, responses[0].text
+        outcomes = {r.status_code for r in responses[1:]}
+        assert outcomes <= {200, 201, 400, 404}, [r.text for r in responses]
+        assert client.get(path).status_code == 404

@@ -134,12 +134,39 @@ def for_change(session: Session, query: Any, model: type[Base]) -> Any:
     return query
 
 
+def lock_for_delete(session: Session, model: type[Workspace] | type[Project], id: str) -> None:
+    """Before a workspace or project is deleted with all it holds: on PostgreSQL, lock what
+    the delete removes in the order changes lock it (sprints, then work items, then projects,
+    each in `$id` order), so that it waits for changes under way instead of holding the top
+    of the tree while they wait for it in a ring. The project is locked here too: the
+    caller refreshes it before checking its `If-Match`.
+    """
+    db = raw(session)
+    if db.codec.sqlite or not session.info.get(WRITES):
+        return
+    scope = "workspace_id" if model is Workspace else "project_id"
+    project_scope = "workspace_id" if model is Workspace else "id"
+    for table, column in (("sprints", scope), ("work_items", scope), ("projects", project_scope)):
+        db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} = :id"
+            " ORDER BY id FOR UPDATE) AS locked",
+            {"id": id},
+        )
+
+
 def _access_one(
-    session: Session, caller: Caller, model: type[RecordT], what: str, *criteria: Any
+    session: Session,
+    caller: Caller,
+    model: type[RecordT],
+    what: str,
+    *criteria: Any,
+    lock: bool = True,
 ) -> tuple[RecordT, WorkspaceAccess]:
     workspace_column = model.workspace_id if model is not Workspace else model.id  # type: ignore[attr-defined]
     query = _membership_join(select(model, WorkspaceMember.role), caller, workspace_column)
-    query = for_change(session, query.where(*criteria).limit(1), model)
+    query = query.where(*criteria).limit(1)
+    if lock:
+        query = for_change(session, query, model)
     row = session.execute(query).first()
     if row is None:
         raise NotFound(what)
@@ -169,9 +196,11 @@ def access_workspace_id(session: Session, caller: Caller, workspace_id: str) -> 
 
 
 def access_project(
-    session: Session, caller: Caller, project_id: str
+    session: Session, caller: Caller, project_id: str, *, lock: bool = True
 ) -> tuple[Project, WorkspaceAccess]:
-    return _access_one(session, caller, Project, "Project", Project.id == project_id)
+    """The project, locked for a change unless `lock` is false (a delete locks it later,
+    with `lock_for_delete`)."""
+    return _access_one(session, caller, Project, "Project", Project.id == project_id, lock=lock)
 
 
 def access_sprint(

@@ -15,16 +15,27 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import orjson
+import psycopg
 from anyio import CapacityLimiter, to_thread
 from psycopg.types.json import set_json_loads
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from sprintboard.sql import READS, WRITES, AutocommitReads
 
 WRITE_OPTION = "sprintboard_write"
 T = TypeVar("T")
+
+_RUN_AGAIN = frozenset({"40P01", "40001"})  # deadlock_detected, serialization_failure
+
+
+def must_run_again(error: BaseException) -> bool:
+    """Whether PostgreSQL aborted the transaction only to let others through (a deadlock's
+    victim): run again from the start, it goes through once the others are done."""
+    cause = error.orig if isinstance(error, DBAPIError) else error  # (raw driver SQL too)
+    return isinstance(cause, psycopg.Error) and cause.sqlstate in _RUN_AGAIN
 
 
 def normalize_url(url: str) -> URL:

@@ -5,6 +5,9 @@ commits each request's one transaction.
 import functools
 import inspect
 import json
+import logging
+import random
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import Enum
@@ -21,9 +24,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sprintboard.access import Caller
 from sprintboard.concurrency import IfMatch
-from sprintboard.db import Database
+from sprintboard.db import Database, must_run_again
 from sprintboard.errors import Unauthenticated
-from sprintboard.idempotency import save_response
+from sprintboard.idempotency import forget_saved_response, save_response
 from sprintboard.identity.service import authenticate
 from sprintboard.schemas import PageQuery, QueryModel
 
@@ -32,6 +35,10 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REQUEST_THREADS = 8
 """On PostgreSQL, how many requests one process handles at once, each in a thread of its own
 (see `TransactionalRoute`)."""
+ATTEMPTS = 3
+"""How many times a request runs when PostgreSQL picks its transaction as a deadlock's victim."""
+
+logger = logging.getLogger(__name__)
 
 
 class TransactionalRoute(APIRoute):
@@ -88,7 +95,7 @@ class TransactionalRoute(APIRoute):
             else _direct(self.direct_endpoint, self.direct_parameters)
         )
 
-        def respond(request: Request) -> Response:
+        def attempt(request: Request) -> Response:
             """The whole request, synchronously: once the body has been read, a handler
             waits on nothing (its dependencies are `async` and read nothing more), so its
             coroutine completes in one step."""
@@ -101,6 +108,25 @@ class TransactionalRoute(APIRoute):
                 raise
             finally:
                 _closed(request)
+
+        def respond(request: Request) -> Response:
+            """The request, run again from the start if it was a deadlock's victim: nothing
+            of the first run is left but the body and the caller, so the second run decides
+            afresh (and may answer 404 or 409 where the first would have answered 200)."""
+            attempts_left = ATTEMPTS
+            while True:
+                attempts_left -= 1
+                try:
+                    return attempt(request)
+                except Exception as error:
+                    if not attempts_left or not must_run_again(error):
+                        raise
+                    logger.warning(
+                        "%s %s was a deadlock's victim; running it again",
+                        request.method,
+                        request.url.path,
+                    )
+                    time.sleep(random.uniform(0, 0.05))  # out of step with the others
 
         async def handle(request: Request) -> Response:
             if request.method not in READ_METHODS:
@@ -137,6 +163,7 @@ def _rolled_back(request: Request) -> None:
     session: Session | None = _state(request).get("session")
     if session is not None:
         session.rollback()
+        forget_saved_response(request)
 
 
 def _closed(request: Request) -> None:

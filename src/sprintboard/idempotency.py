@@ -85,6 +85,13 @@ def save_response(session: Session, request: Request, response: Response) -> Non
     claim.saved = True
 
 
+def forget_saved_response(request: Request) -> None:
+    """The request's transaction was rolled back, and with it the response it had saved."""
+    claim: Claim | None = request.scope.get("state", {}).get(_STATE)
+    if claim is not None:
+        claim.saved = False
+
+
 class IdempotencyMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
