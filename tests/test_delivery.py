@@ -65,6 +65,19 @@ def wait_for(condition: Any, timeout: float = 15.0) -> None:
         time.sleep(0.02)
 
 
+def test_a_commit_wakes_an_idle_worker_of_its_process(
+    admin: Api, database_url: str, receiver: Receiver
+) -> None:
+    workspace = make_workspace(admin)
+    project = make_project(admin, workspace["$id"])
+    make_webhook(admin, workspace["$id"], receiver.url, ["task.created"])
+    idle = DeliveryOptions(timeout=2.0, poll_interval=60)
+    with WorkerThread(database_url, idle):
+        time.sleep(0.3)  # its first round found nothing: the next poll is a minute away
+        make_task(admin, project)
+        wait_for(lambda: len(receiver.requests) == 1, timeout=10)
+
+
 def test_a_restarted_worker_delivers_what_was_pending(
     admin: Api, database_url: str, receiver: Receiver
 ) -> None:

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session, aliased
 from standardwebhooks import Webhook as Signer
 
 from sprintboard.db import Database
+from sprintboard.events.service import DELIVERIES_WRITTEN
 from sprintboard.models import Event, Webhook, WebhookDelivery, utcnow
 from sprintboard.responses import iso
 
@@ -117,21 +118,34 @@ async def deliver_due(
 async def run_worker(
     database: Database, *, options: DeliveryOptions | None = None, stop: asyncio.Event | None = None
 ) -> None:
-    """Deliver until `stop` is set: rounds back to back while work is due, else poll."""
+    """Deliver until `stop` is set: rounds back to back while work is due; else wait for the
+    next poll, or less: a commit in this process that wrote deliveries wakes the loop at once
+    (deliveries written by other processes are found at the poll)."""
     options = options or DeliveryOptions()
     stop = stop or asyncio.Event()
     async with http_client(options) as client:
-        while not stop.is_set():
-            try:
-                count = await deliver_due(
-                    database, limit=options.batch_size, options=options, client=client
-                )
-            except Exception:
-                logger.exception("webhook delivery round failed; retrying")
-                count = 0
-            if count == 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), options.poll_interval)
+        with DELIVERIES_WRITTEN.listening() as written:
+            while not stop.is_set():
+                written.clear()
+                try:
+                    count = await deliver_due(
+                        database, limit=options.batch_size, options=options, client=client
+                    )
+                except Exception:
+                    logger.exception("webhook delivery round failed; retrying")
+                    count = 0
+                if count == 0:
+                    await _first_of(stop, written, timeout=options.poll_interval)
+
+
+async def _first_of(*events: asyncio.Event, timeout: float) -> None:
+    """Wait until one of `events` is set, or `timeout` seconds."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def http_client(options: DeliveryOptions) -> httpx.AsyncClient:

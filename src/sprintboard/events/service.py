@@ -22,9 +22,12 @@ A transaction that rolls back leaves nothing: staged events are dropped with it,
 written in the hook go with the transaction that wrote them.
 """
 
+import asyncio
+import contextlib
 import secrets
+import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -50,6 +53,7 @@ ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""
 
 _STAGED = "sprintboard.staged_events"
+_DELIVERIES = "sprintboard.deliveries_written"
 
 
 def record(
@@ -112,6 +116,37 @@ def _row(
     }
 
 
+class Doorbell:
+    """Rung after each commit that wrote webhook deliveries, from whichever thread committed:
+    wakes this process's delivery loops at once, instead of at their next poll."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listeners: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+
+    def ring(self) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for loop, bell in listeners:
+            with contextlib.suppress(RuntimeError):  # (its loop has just closed)
+                loop.call_soon_threadsafe(bell.set)
+
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[asyncio.Event]:
+        """An event set on each ring while the block runs (in the running loop)."""
+        listener = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            self._listeners.add(listener)
+        try:
+            yield listener[1]
+        finally:
+            with self._lock:
+                self._listeners.discard(listener)
+
+
+DELIVERIES_WRITTEN = Doorbell()
+
+
 def _staged(session: Session) -> list[dict[str, Any]]:
     staged: list[dict[str, Any]] = session.info.setdefault(_STAGED, [])
     return staged
@@ -124,10 +159,17 @@ def _before_commit(session: Session) -> None:
         write_staged(session)
 
 
+@sa_event.listens_for(Session, "after_commit")
+def _after_commit(session: Session) -> None:
+    if session.info.pop(_DELIVERIES, False):
+        DELIVERIES_WRITTEN.ring()
+
+
 @sa_event.listens_for(Session, "after_transaction_end")
 def _after_transaction_end(session: Session, transaction: SessionTransaction) -> None:
-    if transaction.parent is None and _STAGED in session.info:
+    if transaction.parent is None:
         session.info.pop(_STAGED, None)
+        session.info.pop(_DELIVERIES, None)
 
 
 def write_staged(session: Session) -> None:
@@ -144,13 +186,16 @@ def write_staged(session: Session) -> None:
     for row, seq in zip(rows, fan_out.seqs, strict=True):
         row["seq"] = seq
     writer = _BulkWriter(session)
+    deliveries = _deliveries(writer, rows, fan_out)
     writer.insert(
         [
             ("events", _EVENT_COLUMNS, [writer.event(row) for row in rows]),
             ("notifications", _NOTIFICATION_COLUMNS, _notifications(writer, rows, fan_out)),
-            ("webhook_deliveries", _DELIVERY_COLUMNS, _deliveries(writer, rows, fan_out)),
+            ("webhook_deliveries", _DELIVERY_COLUMNS, deliveries),
         ]
     )
+    if deliveries:
+        session.info[_DELIVERIES] = True
 
 
 @dataclass
