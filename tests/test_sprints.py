@@ -228,9 +228,30 @@ def test_patch_updates_fields_and_checks_dates(admin: Api) -> None:
     for field, reason in (("projectId", "immutable"), ("completedAt", "read_only")):
         details = error(admin.patch(f"/sprints/{sprint['$id']}", {field: "x"}), 400)["details"]
         assert (details["field"], details["reason"]) == (field, reason)
+    details = error(admin.patch(f"/sprints/{sprint['$id']}", {"startDate": "2026-12-16"}), 400)[
+        "details"
+    ]
+    assert (details["field"], details["reason"]) == ("startDate", "invalid_value")
     cleared = admin.ok("PATCH", f"/sprints/{sprint['$id']}", {"goal": None, "startDate": None})
     assert (cleared["goal"], cleared["startDate"]) == (None, None)
     assert sprint_of(admin, sprint["$id"])["name"] == "Renamed"
+
+
+def test_a_sprint_started_after_its_end_date_stays_editable(admin: Api) -> None:
+    """Starting sets the start date to now, which may be after the planned end: a PATCH that
+    sends no date is not refused for it; one that sends a date is checked."""
+    sprint = make_sprint(admin, make_board(admin), endDate="2026-01-01")
+    started = start(admin, sprint)
+    assert parse(started["startDate"]) > parse(started["endDate"])
+    assert admin.ok("PATCH", f"/sprints/{sprint['$id']}", {"name": "Late"})["name"] == "Late"
+    details = error(admin.patch(f"/sprints/{sprint['$id']}", {"endDate": "2026-01-02"}), 400)[
+        "details"
+    ]
+    assert (details["field"], details["reason"]) == ("endDate", "invalid_value")
+    later = (datetime.now(UTC) + timedelta(days=14)).strftime("%Y-%m-%d")
+    assert admin.ok("PATCH", f"/sprints/{sprint['$id']}", {"endDate": later})["endDate"].startswith(
+        later
+    )
 
 
 # --- lists, the detail view and the three figures --------------------------------------------
@@ -299,6 +320,11 @@ def test_the_three_figures_follow_the_items(admin: Api) -> None:
     assert now() == (4, 10.5, 2)
     make_task(admin, project, storyPoints=1, status="DONE")
     assert now() == (5, 11.5, 3)
+    tenth = make_task(admin, project, storyPoints=0.1, status="DONE")
+    fifth = make_task(admin, project, storyPoints=0.2, status="DONE")
+    assert now() == (7, 11.8, 3.3)  # as written, not 3.3000000000000003
+    admin.ok("DELETE", f"/tasks/{tenth['$id']}")
+    admin.ok("DELETE", f"/tasks/{fifth['$id']}")
     admin.ok("PATCH", f"/tasks/{three['$id']}", {"sprintId": None})
     assert now() == (4, 3.5, 3)
     admin.ok("DELETE", f"/tasks/{five['$id']}")

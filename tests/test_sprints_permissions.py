@@ -120,3 +120,19 @@ def test_sprint_permissions(admin: Api) -> None:
         response = call(roles[holding], board)
         assert response.status_code == holder_status, (route, response.text)
         assert _snapshot(admin, board) != before, route
+
+
+def test_sending_a_planned_sprint_its_status_needs_planning_not_starting(admin: Api) -> None:
+    """PLANNED is no transition's target: sent to a PLANNED sprint it is a no-op, which asks
+    for SPRINT_CREATE (planning), not SPRINT_START."""
+    workspace_id = make_workspace(admin)["$id"]
+    planned = make_sprint(admin, make_project(admin, workspace_id))
+    planner, planner_api = make_user(admin, permissions=["SPRINT_CREATE"])
+    add_member(admin, workspace_id, planner["$id"], "MEMBER")
+    viewer, viewer_api = make_user(admin)
+    add_member(admin, workspace_id, viewer["$id"], "VIEWER")
+    body = {"status": "PLANNED", "name": "Renamed"}
+    renamed = planner_api.ok("PATCH", f"/sprints/{planned['$id']}", body)
+    assert (renamed["status"], renamed["name"]) == ("PLANNED", "Renamed")
+    refused = error(viewer_api.patch(f"/sprints/{planned['$id']}", {"status": "PLANNED"}), 403)
+    assert refused["details"]["permission"] == "SPRINT_CREATE"

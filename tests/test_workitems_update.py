@@ -173,6 +173,26 @@ def test_patch_with_equal_values_changes_nothing(board: Board) -> None:
     assert get.json()["data"]["$updatedAt"] == task["$updatedAt"]
 
 
+def test_an_assignee_who_left_the_workspace_may_be_resent_but_not_added(board: Board) -> None:
+    stayed, _ = board.member("MEMBER")
+    left, _ = board.member("MEMBER")
+    task = board.task(assigneeIds=[left["$id"]])
+    board.api.ok("DELETE", f"/workspaces/{board.workspace_id}/members/{left['$id']}")
+    before = events(board)
+    unchanged = board.api.ok("PATCH", f"/tasks/{task['$id']}", {"assigneeIds": [left["$id"]]})
+    assert unchanged["$updatedAt"] == task["$updatedAt"]
+    assert events(board) == before
+    both = {"assigneeIds": [left["$id"], stayed["$id"]]}
+    assert (
+        board.api.ok("PATCH", f"/tasks/{task['$id']}", both)["assigneeIds"] == both["assigneeIds"]
+    )
+    other = board.task()
+    response = board.api.patch(f"/tasks/{other['$id']}", {"assigneeIds": [left["$id"]]})
+    assert response.status_code == 400
+    details = response.json()["error"]["details"]
+    assert (details["field"], details["reason"]) == ("assigneeIds", "not_found")
+
+
 def test_if_match(board: Board) -> None:
     board.task()
     etag = board.api.get("/tasks/WEB-1").headers["ETag"]

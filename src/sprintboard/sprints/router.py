@@ -159,9 +159,14 @@ def _require_for_update(access: WorkspaceAccess, body: SprintUpdate) -> None:
     if body.model_fields_set - {"status", "unfinished_details", "workspace_id", "project_id"}:
         access.require(Permission.SPRINT_CREATE)
     if "status" in body.model_fields_set:
-        access.require(
-            Permission.SPRINT_COMPLETE if body.status == "COMPLETED" else Permission.SPRINT_START
-        )
+        access.require(_STATUS_PERMISSIONS[body.status])
+
+
+_STATUS_PERMISSIONS = {
+    "PLANNED": Permission.SPRINT_CREATE,  # (planning; PLANNED is never a transition's target)
+    "ACTIVE": Permission.SPRINT_START,
+    "COMPLETED": Permission.SPRINT_COMPLETE,
+}
 
 
 @router.post(

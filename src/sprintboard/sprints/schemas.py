@@ -55,7 +55,8 @@ class SprintUpdate(RequestModel):
     position: Position = None  # type: ignore[assignment]
     status: SprintStatus = Field(
         None,  # type: ignore[arg-type]
-        description="ACTIVE starts (SPRINT_START), COMPLETED completes (SPRINT_COMPLETE).",
+        description="ACTIVE starts (SPRINT_START), COMPLETED completes (SPRINT_COMPLETE);"
+        " PLANNED, which no transition leads to, needs SPRINT_CREATE.",
     )
     unfinished_details: UnfinishedDetails | None = Field(
         None,

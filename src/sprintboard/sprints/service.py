@@ -41,8 +41,9 @@ def _figure_columns() -> tuple[Any, Any, Any]:
 
 
 def _number(value: Any) -> int | float:
-    """Points as the API shows them: whole numbers as integers."""
-    value = float(value)
+    """Points as the API shows them: whole numbers as integers, sums rounded to 6 decimals
+    (binary floats would show 0.1 + 0.2 points as 0.30000000000000004)."""
+    value = round(float(value), 6)
     return int(value) if value.is_integer() else value
 
 
@@ -140,9 +141,13 @@ def update_sprint(
             raise InvalidRequest(field, "immutable", f"{field}: a sprint's {field} cannot change.")
     check_own_ids(sprint, workspace_id=data.workspace_id, project_id=data.project_id)
     wanted = {attr: getattr(data, attr) for attr in API_FIELDS if attr in sent}
-    _check_dates(
-        wanted.get("start_date", sprint.start_date), wanted.get("end_date", sprint.end_date)
-    )
+    if "end_date" in wanted or "start_date" in wanted:
+        # (only then: a sprint started late may end before its start, and stays editable)
+        _check_dates(
+            wanted.get("start_date", sprint.start_date),
+            wanted.get("end_date", sprint.end_date),
+            blamed="endDate" if "end_date" in wanted else "startDate",
+        )
     changes: dict[str, Any] = {}
     for attr, value in wanted.items():
         old = getattr(sprint, attr)
@@ -320,9 +325,13 @@ def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None
         )
 
 
-def _check_dates(start: datetime | None, end: datetime | None) -> None:
+def _check_dates(start: datetime | None, end: datetime | None, *, blamed: str = "endDate") -> None:
     if start is not None and end is not None and end < start:
-        raise InvalidRequest("endDate", "invalid_value", "endDate: before startDate.")
+        message = {
+            "endDate": "endDate: before startDate.",
+            "startDate": "startDate: after endDate.",
+        }
+        raise InvalidRequest(blamed, "invalid_value", message[blamed])
 
 
 def _touch(sprint: Sprint) -> None:

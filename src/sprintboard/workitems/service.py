@@ -181,7 +181,10 @@ def update_work_item(
         _check_type(session, item.workspace_id, wanted["type"])
     if "assignee_ids" in wanted:
         wanted["assignee_ids"] = _unique(wanted["assignee_ids"])
-        _check_assignees(session, item.workspace_id, wanted["assignee_ids"])
+        # Only those added must be members: one who has left the workspace since stays
+        # assigned until removed, and resending the list as it is changes nothing.
+        added = [u for u in wanted["assignee_ids"] if u not in item.assignee_ids]
+        _check_assignees(session, item.workspace_id, added)
     if "labels" in wanted:
         wanted["labels"] = _unique(wanted["labels"])
     if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
