@@ -8,7 +8,7 @@ from sqlalchemy import func, select, update
 
 from sprintboard.db import Database
 from sprintboard.idempotency import ABANDONED_AFTER
-from sprintboard.models import IdempotentRequest, Workspace, utcnow
+from sprintboard.models import ApiKey, IdempotentRequest, Workspace, utcnow
 from tests.factories import Api, make_org_admin
 
 
@@ -74,6 +74,23 @@ def test_an_unauthenticated_post_is_401_and_claims_nothing(admin: Api, database:
     response = anonymous.post("/workspaces", {"name": "A"}, headers={"Idempotency-Key": "k"})
     assert response.status_code == 401
     assert admin.post("/workspaces", {"name": "A"}, headers={"Idempotency-Key": "k"}).is_success
+
+
+def test_a_repeat_with_a_key_expired_since_is_401(admin: Api, database: Database) -> None:
+    created = admin.ok("POST", "/keys", {"name": "short-lived"})
+    short_lived = admin.as_(created["key"])
+    headers = {"Idempotency-Key": "before-expiry"}
+    assert short_lived.post("/workspaces", {"name": "A"}, headers=headers).status_code == 201
+    with database.transaction() as session:
+        session.execute(
+            update(ApiKey)
+            .where(ApiKey.id == created["$id"])
+            .values(expires_at=utcnow() - timedelta(seconds=1))
+        )
+    for body in ({"name": "A"}, {"name": "B"}):  # the replay, and the 409 it would have been
+        again = short_lived.post("/workspaces", body, headers=headers)
+        assert again.status_code == 401, again.text
+        assert "Idempotent-Replayed" not in again.headers
 
 
 def test_concurrent_duplicates_create_one_record(admin: Api, database: Database) -> None:

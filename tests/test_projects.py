@@ -4,6 +4,8 @@ from typing import Any
 
 import pytest
 
+from sprintboard.db import Database
+from sprintboard.models import Project
 from sprintboard.projects.service import derive_key
 from tests.factories import Api, make_project, make_workspace
 
@@ -103,6 +105,20 @@ def test_derived_key_is_made_unique(admin: Api) -> None:
     assert keys == ["WP", "WP2", "WP3"]
     other = make_workspace(admin)
     assert make_project(admin, other["$id"], name="Web Platform")["key"] == "WP"
+
+
+def test_a_derived_key_with_a_long_number_stays_within_ten_characters(
+    admin: Api, database: Database
+) -> None:
+    workspace = make_workspace(admin)
+    base = derive_key("Alpha Beta Gamma Delta Epsilon Zeta Eta Theta Iota Kappa")
+    assert base == "ABGDEZETIK"
+    with database.transaction() as session:  # the base and its first 98 numbered successors
+        keys = [base] + [f"{base[:8]}{n}" for n in range(2, 100)]
+        session.add_all(Project(workspace_id=workspace["$id"], name=k, key=k) for k in keys)
+    named = {"name": "Alpha Beta Gamma Delta Epsilon Zeta Eta Theta Iota Kappa"}
+    hundredth = admin.ok("POST", f"/workspaces/{workspace['$id']}/projects", named)
+    assert hundredth["key"] == "ABGDEZE100"
 
 
 def test_derived_key_skips_an_explicit_one(admin: Api) -> None:

@@ -390,3 +390,13 @@ def test_deleting_a_workspace_or_project_while_its_items_change_answers_each_req
         outcomes = {r.status_code for r in responses[1:]}
         assert outcomes <= {200, 201, 400, 404}, [r.text for r in responses]
         assert client.get(path).status_code == 404
+
+
+def test_projects_created_at_once_derive_keys_of_their_own(client: httpx.Client) -> None:
+    workspace_id = board(client)["workspaceId"]
+    projects = at_once(
+        [lambda: client.post(f"/workspaces/{workspace_id}/projects", json={"name": "Mobile App"})]
+        * AT_ONCE
+    )
+    keys = sorted(data(p)["key"] for p in projects)
+    assert keys == sorted(["MA"] + [f"MA{n}" for n in range(2, AT_ONCE + 1)])

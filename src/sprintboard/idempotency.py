@@ -319,10 +319,18 @@ def _kept_headers(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 
 def _api_key_id(database: Database, secret_hash: str) -> str | None:
+    """The key's id if it may be used (neither revoked nor expired); the route then answers
+    401 to anything else, a repeat included."""
     with database.session(write=False) as session:
-        return session.scalar(
-            select(ApiKey.id).where(ApiKey.secret_hash == secret_hash, ApiKey.revoked_at.is_(None))
-        )
+        row = session.execute(
+            select(ApiKey.id, ApiKey.expires_at).where(
+                ApiKey.secret_hash == secret_hash, ApiKey.revoked_at.is_(None)
+            )
+        ).first()
+    if row is None or (row.expires_at is not None and row.expires_at <= utcnow()):
+        return None
+    key_id: str = row.id
+    return key_id
 
 
 def _canonical(body: bytes) -> bytes:

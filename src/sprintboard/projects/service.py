@@ -7,8 +7,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sprintboard.access import for_change
 from sprintboard.errors import Conflict
-from sprintboard.models import Project, utcnow
+from sprintboard.models import Project, Workspace, utcnow
 
 
 def derive_key(name: str) -> str:
@@ -20,25 +21,31 @@ def derive_key(name: str) -> str:
 
 
 def _free_key(session: Session, workspace_id: str, base: str) -> str:
+    """`base`, or the first of `base2`, `base3`... not taken in the workspace: the stem is cut
+    to keep the key within 10 characters (`ABCDEFGH99`, `ABCDEFG100`)."""
     taken = set(
         session.scalars(
             select(Project.key).where(
-                Project.workspace_id == workspace_id, Project.key.like(f"{base[:8]}%")
+                Project.workspace_id == workspace_id, Project.key.like(f"{base[:2]}%")
             )
         )
     )
-    if base not in taken:
-        return base
-    suffix = 2
-    while f"{base[:8]}{suffix}" in taken:
+    candidate, suffix = base, 1
+    while candidate in taken:
         suffix += 1
-    return f"{base[:8]}{suffix}"
+        candidate = f"{base[: min(8, 10 - len(str(suffix)))]}{suffix}"
+    return candidate
 
 
 def create_project(
     session: Session, *, workspace_id: str, name: str, key: str | None, description: str | None
 ) -> Project:
     if key is None:
+        # Creates that derive a key take turns (the workspace row, on PostgreSQL): two at
+        # once would pick the same free key, and the second fail on it.
+        session.execute(
+            for_change(session, select(Workspace.id).where(Workspace.id == workspace_id), Workspace)
+        )
         key = _free_key(session, workspace_id, derive_key(name))
     elif session.scalar(
         select(Project.id).where(Project.workspace_id == workspace_id, Project.key == key)
