@@ -1,9 +1,11 @@
 """Workspaces, members and custom work item types."""
 
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import pytest
 
+from sprintboard import models
 from tests.factories import Api, add_member, make_project, make_user, make_workspace
 
 
@@ -268,3 +270,29 @@ def test_work_item_type_name_pattern(admin: Api, name: str) -> None:
     details = error(response, 400)
     assert details["field"] == "name"
     assert details["reason"] in {"invalid_format", "too_long", "too_short"}
+
+
+@pytest.mark.parametrize("kind", ["workspace", "project"])
+def test_two_changes_within_one_millisecond_get_two_etags(
+    admin: Api, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """ETags of these records come from `$updatedAt`, to the millisecond: a second change in
+    the same millisecond moves it on by one, so the first one's ETag no longer matches."""
+    workspace = make_workspace(admin)
+    path = f"/workspaces/{workspace['$id']}"
+    if kind == "project":
+        path = f"/projects/{make_project(admin, workspace['$id'])['$id']}"
+    frozen = datetime.now(UTC)
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> "Frozen":
+            return cls.fromtimestamp(frozen.timestamp(), tz)
+
+    monkeypatch.setattr(models, "datetime", Frozen)  # (what `models.utcnow` reads)
+    first = admin.patch(path, {"description": "one"})
+    second = admin.patch(path, {"description": "two"})
+    assert first.status_code == second.status_code == 200
+    assert first.headers["ETag"] != second.headers["ETag"]
+    stale = admin.patch(path, {"name": "Lost update"}, headers={"If-Match": first.headers["ETag"]})
+    assert stale.status_code == 412, stale.text

@@ -2,7 +2,7 @@
 
 import secrets
 import time
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -45,6 +45,13 @@ def utcnow() -> datetime:
     """Now, in UTC, cut to the millisecond we show in responses."""
     now = datetime.now(UTC)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def touched(previous: datetime) -> datetime:
+    """The `updated_at` of a change to a record last changed at `previous`: now, and at least
+    a millisecond later, so that two changes within one millisecond still get two ETags
+    (`stamp_version` makes them from `updated_at`)."""
+    return max(utcnow(), previous + timedelta(milliseconds=1))
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from sprintboard.access import Caller, Permission
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
-from sprintboard.models import ApiKey, User, WorkspaceMember, utcnow
+from sprintboard.models import ApiKey, User, WorkspaceMember, touched, utcnow
 from sprintboard.sql import raw
 
 SECRET_PREFIX = "sb_"
@@ -187,5 +187,5 @@ def revoke_key(
         raise NotFound("API key")
     check_if_match(if_match, key.id, stamp_version(key.updated_at))
     if key.revoked_at is None:
-        key.revoked_at = key.updated_at = utcnow()
+        key.revoked_at = key.updated_at = touched(key.updated_at)
     return key

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from sprintboard.access import for_change
 from sprintboard.errors import Conflict
-from sprintboard.models import Project, Workspace, utcnow
+from sprintboard.models import Project, Workspace, touched
 
 
 def derive_key(name: str) -> str:
@@ -84,7 +84,7 @@ def update_project(
     if "description" in fields and description != project.description:
         project.description, changed = description, True
     if changed:
-        project.updated_at = utcnow()
+        project.updated_at = touched(project.updated_at)
     return project
 
 

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from sprintboard.access import Caller, Role, WorkspaceAccess, visible_workspace_ids
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
-from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, utcnow
+from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, touched
 
 BUILTIN_TYPES = ("TASK", "BUG", "STORY", "EPIC")
 
@@ -49,7 +49,7 @@ def update_workspace(
     if "description" in fields and description != workspace.description:
         workspace.description, changed = description, True
     if changed:
-        workspace.updated_at = utcnow()
+        workspace.updated_at = touched(workspace.updated_at)
     return workspace
 
 
@@ -104,7 +104,7 @@ def change_member_role(
         _ensure_another_admin(session, workspace_id)
     if member.role != role:
         member.role = role
-        member.updated_at = utcnow()
+        member.updated_at = touched(member.updated_at)
     return member, user
 
 
