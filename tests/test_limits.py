@@ -261,7 +261,12 @@ def test_a_nul_character_is_400_on_both_databases(admin: Api) -> None:
     assert admin.ok("GET", "/workspaces")["total"] == 0
 
 
-def test_a_nul_character_in_a_parameter_is_400(admin: Api) -> None:
-    response = admin.get("/workspaces/a%00b")
+def test_a_nul_character_in_a_query_parameter_is_400_and_in_a_path_not_found(
+    admin: Api,
+) -> None:
     assert admin.get("/events?workspaceId=a%00b").status_code == 400
-    assert response.status_code == 400
+    for method, path in (("GET", "/workspaces/a%00b"), ("DELETE", "/keys/%00")):
+        response = admin.request(method, path)
+        assert response.status_code == 404, response.text
+        assert response.json()["error"]["code"] == "NOT_FOUND"
+    assert admin.as_(None).get("/workspaces/a%00b").status_code == 401

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.factories import Api, make_project, make_user, make_workspace
@@ -82,6 +83,8 @@ CASES: list[tuple[str, str, dict[str, Any], str, str]] = [
     ),
     ("PATCH", "/workspaces/{ws}/members/{me}", {}, "role", "required"),
     ("PATCH", "/workspaces/{ws}/members/{me}", {"role": "GOD"}, "role", "invalid_value"),
+    ("PATCH", "/workspaces/{ws}/members/{me}", {"role": 5}, "role", "invalid_type"),
+    ("PATCH", "/workspaces/{ws}/members/{me}", {"role": True}, "role", "invalid_type"),
     ("POST", "/workspaces/{ws}/work-item-types", {"name": "spike"}, "name", "invalid_format"),
     ("POST", "/workspaces/{ws}/work-item-types", {"name": "A-B"}, "name", "invalid_format"),
     ("POST", "/workspaces/{ws}/work-item-types", {"name": "A" * 33}, "name", "too_long"),
@@ -100,6 +103,7 @@ CASES: list[tuple[str, str, dict[str, Any], str, str]] = [
     ("POST", "/keys", {"name": "k", "expiresAt": "soon"}, "expiresAt", "invalid_format"),
     ("POST", "/keys", {"name": "k", "expiresAt": 12}, "expiresAt", "invalid_type"),
     ("POST", "/keys", {"name": "k", "permissions": ["NOPE"]}, "permissions", "invalid_value"),
+    ("POST", "/keys", {"name": "k", "permissions": [1]}, "permissions", "invalid_type"),
     ("POST", "/keys", {"name": "k", "permissions": "SPRINT_CREATE"}, "permissions", "invalid_type"),
     ("POST", "/keys", {"name": "k", "workspaceId": "nope"}, "workspaceId", "not_found"),
     ("POST", "/keys", {"name": "k", "prefix": "sb_x"}, "prefix", "read_only"),
@@ -144,6 +148,22 @@ def test_invalid_json(admin: Api) -> None:
         "/workspaces", content=b"{name: 1}", headers={"Content-Type": "application/json"}
     )
     assert invalid(response) == {"field": "body", "reason": "invalid_json"}
+
+
+def test_nan_and_infinity_are_not_json(admin: Api) -> None:
+    json_body = {"Content-Type": "application/json"}
+    workspace = make_workspace(admin)
+    project = admin.ok("POST", f"/workspaces/{workspace['$id']}/projects", {"name": "P"})
+    task = {"name": "t", "workspaceId": workspace["$id"], "projectId": project["$id"]}
+    for constant in (b"NaN", b"Infinity", b"-Infinity"):
+        body = orjson.dumps(task)[:-1] + b', "storyPoints": ' + constant + b"}"
+        response = admin.post("/tasks", content=body, headers=json_body)
+        assert invalid(response) == {"field": "body", "reason": "invalid_json"}, constant
+    for path in ("/workspaces", f"/sprints/{'x' * 32}/complete"):  # (FastAPI parses the latter)
+        response = admin.post(path, content=b'{"name": NaN}', headers=json_body)
+        assert invalid(response) == {"field": "body", "reason": "invalid_json"}, path
+    named = admin.post("/workspaces", content=b'{"name": "NaN Infinity"}', headers=json_body)
+    assert named.status_code == 201, named.text
 
 
 def test_several_errors_are_listed(admin: Api) -> None:

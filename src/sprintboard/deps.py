@@ -132,11 +132,29 @@ class TransactionalRoute(APIRoute):
             if request.method not in READ_METHODS:
                 # The body first: a write session holds SQLite's write lock from its start,
                 # so nothing may wait on the network once it is open.
-                await request.body()
+                _refuse_non_json_numbers(await request.body())
             threads: CapacityLimiter | None = getattr(request.app.state, "request_threads", None)
             return await get_database(request).call(respond, request, limiter=threads)
 
         return handle
+
+
+def _refuse_non_json_numbers(body: bytes) -> None:
+    """400 `invalid_json` for `NaN`, `Infinity` and `-Infinity`, which are not JSON (RFC 8259)
+    but which Python's parser, FastAPI's included, takes as numbers."""
+    if b"NaN" not in body and b"Infinity" not in body:
+        return  # (the usual case, and a cheap look; in a string they are fine)
+    try:
+        json.loads(body, parse_constant=_not_a_json_number)
+    except ValueError as error:
+        failure = {"type": "json_invalid", "loc": ("body", 0), "msg": "JSON decode error"}
+        raise RequestValidationError(
+            [{**failure, "input": {}, "ctx": {"error": str(error)}}]
+        ) from None
+
+
+def _not_a_json_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 def _completed(coroutine: Coroutine[Any, Any, Response]) -> Response:

@@ -220,8 +220,8 @@ def validation_error_details(
     reason = kind if kind in _OWN_REASONS else _REASONS.get(kind)
     if reason is None:
         reason = "invalid_type" if kind.endswith(("_type", "_parsing")) else "invalid_value"
-    if kind in ("literal_error", "enum") and first.get("input", ...) is None:
-        reason = "invalid_type"  # null where a value is required: as for every other field
+    if kind in ("literal_error", "enum") and not isinstance(first.get("input"), str):
+        reason = "invalid_type"  # (null or a number where one of some strings is wanted)
     path = _field_path(loc)
     field = path.split(".")[0].split("[")[0]
     named = (first.get("ctx") or {}).get("field")

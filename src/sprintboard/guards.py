@@ -1,5 +1,6 @@
 """Requests refused before parsing: bodies too large (413) or not JSON (415), and parameters
-holding U+0000 (400), which PostgreSQL cannot store or compare.
+holding U+0000 (400), which PostgreSQL cannot store or compare (in a path, it stands for an id
+that cannot exist).
 
 A body declared larger than `MAX_BODY_BYTES` by `Content-Length` is refused unread. A body
 without a length (chunked) is read here, counting, and refused as soon as it passes the limit;
@@ -27,8 +28,13 @@ class BodyGuardMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (b"%00" in scope["query_string"] or "\x00" in scope["path"]):
-            # PostgreSQL text cannot hold U+0000: refuse it in parameters as in bodies.
+        if scope["type"] == "http" and "\x00" in scope["path"]:
+            # PostgreSQL text cannot hold U+0000, so no id holds it: the path goes on with
+            # U+FFFD in its place, to be answered like any other id that is not there (404,
+            # after the key is checked).
+            scope = {**scope, "path": scope["path"].replace("\x00", "\ufffd")}
+        if scope["type"] == "http" and b"%00" in scope["query_string"]:
+            # A filter must not reach the database with it: refused, as in bodies.
             error = InvalidRequest("query", "invalid_value", "Parameters must not contain U+0000.")
             await _refuse(error, scope, receive, send)
             return
