@@ -75,6 +75,36 @@ def test_task_changes_appear_in_the_feed_in_order(admin: Api) -> None:
     assert feed(admin, workspace["$id"], after=removed["$id"]) == {"documents": [], "total": 0}
 
 
+def test_deleting_a_project_reports_each_item_and_sprint_deleted(admin: Api) -> None:
+    workspace = make_workspace(admin)
+    project = make_project(admin, workspace["$id"])
+    kept = make_task(admin, make_project(admin, workspace["$id"]))
+    sprint = admin.ok(
+        "POST",
+        "/sprints",
+        {"name": "S", "workspaceId": workspace["$id"], "projectId": project["$id"]},
+    )
+    first = make_task(admin, project, sprintId=sprint["$id"])
+    second = make_task(admin, project, storyPoints=3)
+    admin.ok("POST", f"/tasks/{first['$id']}/comments", {"body": "a comment"})
+    seen = feed(admin, workspace["$id"], limit=500)["documents"][-1]["$id"]
+
+    admin.ok("DELETE", f"/projects/{project['$id']}")
+    gone = feed(admin, workspace["$id"], after=seen)["documents"]
+    assert [(e["type"], e["subjectId"]) for e in gone] == [
+        ("task.deleted", first["$id"]),
+        ("task.deleted", second["$id"]),
+        ("sprint.deleted", sprint["$id"]),
+    ]
+    me = admin.ok("GET", "/me")["$id"]
+    assert {e["actorId"] for e in gone} == {me}
+    removed = gone[1]["payload"]["workItem"]
+    assert (removed["key"], removed["storyPoints"]) == (second["key"], 3)
+    assert gone[0]["payload"]["workItem"]["commentCount"] == 1
+    assert gone[2]["payload"]["sprint"]["name"] == "S"
+    assert admin.get(f"/tasks/{kept['$id']}").status_code == 200
+
+
 def test_feed_is_for_members_only(admin: Api) -> None:
     workspace = make_workspace(admin)
     _, outsider = make_user(admin)

@@ -99,5 +99,5 @@ async def delete_project(
     lock_for_delete(session, Project, project.id)
     session.refresh(project)
     check_if_match(if_match, project.id, stamp_version(project.updated_at))
-    service.delete_project(session, project)
+    service.delete_project(session, project, access.caller)
     return deleted(project.id)

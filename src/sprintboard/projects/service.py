@@ -2,14 +2,19 @@
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import for_change
+from sprintboard.access import Caller, for_change
 from sprintboard.errors import Conflict
-from sprintboard.models import Project, Workspace, touched
+from sprintboard.events import service as events
+from sprintboard.models import Project, Sprint, Workspace, touched
+from sprintboard.sprints.schemas import sprint_json
+from sprintboard.sql import raw
+from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
 
 
 def derive_key(name: str) -> str:
@@ -88,6 +93,37 @@ def update_project(
     return project
 
 
-def delete_project(session: Session, project: Project) -> None:
-    """Deletes the project with its sprints and work items (through foreign keys)."""
+def delete_project(session: Session, project: Project, caller: Caller) -> None:
+    """Deletes the project with its work items (their comments and time logs with them) and
+    its sprints. Each item and sprint leaves a `task.deleted` or `sprint.deleted` event, as
+    when deleted one by one, so that feed readers and webhooks learn that it is gone."""
+    db = raw(session)
+    rows = db.rows(
+        f"DELETE FROM work_items WHERE project_id = :project_id {ITEM_RETURNING[db.dialect]}",
+        {"project_id": project.id, "project_name": None, "project_key": None},
+    )
+    items = sorted((item_from_row(row) for row in rows), key=_key_number)
+    sprints = session.scalars(
+        select(Sprint).where(Sprint.project_id == project.id).order_by(Sprint.position, Sprint.id)
+    ).all()
+    gone = [("task.deleted", item["$id"], {"workItem": event_form(item)}) for item in items]
+    gone += [("sprint.deleted", sprint.id, {"sprint": sprint_json(sprint)}) for sprint in sprints]
+    events.record_many(
+        session,
+        [
+            {
+                "workspace_id": project.workspace_id,
+                "type": type,
+                "subject_id": subject_id,
+                "actor_id": caller.user_id,
+                "payload": payload,
+            }
+            for type, subject_id, payload in gone
+        ],
+    )
     session.delete(project)
+
+
+def _key_number(item: dict[str, Any]) -> int:
+    """`42` of `WEB-42`: deleted items are reported in the order they were created."""
+    return int(item["key"].rpartition("-")[2])

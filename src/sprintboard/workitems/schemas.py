@@ -168,8 +168,12 @@ class TaskQuery(PageQuery):
     assignee_id: str | None = Field(None, alias="assigneeId")
     labels: str | None = Field(None, description="Comma-separated; an item must carry all of them.")
     due_date: DateIn | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
-    due_before: DateIn | None = Field(None, alias="dueBefore", description="YYYY-MM-DD")
-    due_after: DateIn | None = Field(None, alias="dueAfter", description="YYYY-MM-DD")
+    due_before: DateIn | None = Field(
+        None, alias="dueBefore", description="YYYY-MM-DD: due before that day (exclusive)."
+    )
+    due_after: DateIn | None = Field(
+        None, alias="dueAfter", description="YYYY-MM-DD: due after that day (exclusive)."
+    )
     flagged: bool | None = None
     search: str | None = Field(
         None, max_length=255, description="Case-insensitive, in title and key."
