@@ -7,12 +7,14 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from redis import Redis
 from starlette.testclient import TestClient
 
 from sprintboard.app import create_app
@@ -23,6 +25,7 @@ from sprintboard.events import service as events
 from sprintboard.events.delivery import DeliveryOptions, claim_due, run_worker
 from tests.factories import Api, make_org_admin, make_project, make_workspace
 from tests.test_events import make_task
+from tests.test_limits import REDIS_URL
 from tests.test_webhooks import FAST, Receiver, make_webhook
 from tests.test_webhooks import receiver as receiver  # the fixture
 
@@ -78,6 +81,43 @@ def test_a_commit_wakes_an_idle_worker_of_its_process(
         wait_for(lambda: len(receiver.requests) == 1, timeout=10)
 
 
+@pytest.mark.redis
+def test_through_redis_a_commit_wakes_an_idle_worker_process(
+    settings: Settings, database: Database, database_url: str, receiver: Receiver
+) -> None:
+    """The change is made by one process (an app, delivering nothing itself), delivered by
+    another (`sprintboard worker`) polling once a minute: Redis carries the nudge."""
+    redis_settings = {"redis_url": REDIS_URL, "rate_limit_prefix": f"sbtest-{uuid.uuid4().hex}"}
+    channel = f"{redis_settings['rate_limit_prefix']}:deliveries-written"
+    redis = Redis.from_url(REDIS_URL)
+    app = create_app(
+        settings.model_copy(update={**redis_settings, "deliver_events": False}), database=database
+    )
+    with TestClient(app) as client:
+        admin = Api(client, make_org_admin(database))
+        workspace = make_workspace(admin)
+        project = make_project(admin, workspace["$id"])
+        make_webhook(admin, workspace["$id"], receiver.url, ["task.created"])
+        with worker_process(database_url, poll_interval=60, **redis_settings):
+            wait_for(lambda: dict(redis.pubsub_numsub(channel))[channel.encode()] == 1)
+            time.sleep(0.5)  # its first round found nothing: the next poll is a minute away
+            make_task(admin, project)
+            wait_for(lambda: len(receiver.requests) == 1, timeout=10)
+
+
+def test_without_redis_for_announcements_deliveries_still_go_out(
+    settings: Settings, database: Database, receiver: Receiver
+) -> None:
+    nowhere = {"redis_url": "redis://127.0.0.1:1/0", "deliver_events": True}
+    app = create_app(settings.model_copy(update=nowhere), database=database)
+    with TestClient(app) as client:
+        admin = Api(client, make_org_admin(database))
+        workspace = make_workspace(admin)
+        make_webhook(admin, workspace["$id"], receiver.url, ["task.created"])
+        make_task(admin, make_project(admin, workspace["$id"]))
+        wait_for(lambda: len(receiver.requests) == 1, timeout=10)
+
+
 def test_a_restarted_worker_delivers_what_was_pending(
     admin: Api, database_url: str, receiver: Receiver
 ) -> None:
@@ -126,15 +166,19 @@ def test_a_claim_abandoned_by_a_crashed_worker_is_retried(
 
 
 @contextmanager
-def worker_process(database_url: str) -> Iterator[subprocess.Popen[bytes]]:
-    """`sprintboard worker`, stopped with SIGTERM; it must exit cleanly."""
+def worker_process(
+    database_url: str, poll_interval: float = 0.05, **settings: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`sprintboard worker`, stopped with SIGTERM; it must exit cleanly. `settings` are more
+    `SPRINTBOARD_*` variables (`redis_url=...`)."""
     env = {
         **os.environ,
         "SPRINTBOARD_DATABASE_URL": database_url,
         "SPRINTBOARD_LOG_LEVEL": "WARNING",
+        **{f"SPRINTBOARD_{name.upper()}": value for name, value in settings.items()},
     }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "sprintboard.cli", "worker", "--poll-interval", "0.05"],
+        [sys.executable, "-m", "sprintboard.cli", "worker", "--poll-interval", str(poll_interval)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -26,7 +26,9 @@ from sprintboard.db import Database
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
+from sprintboard.events.fanout import RedisFanOut
 from sprintboard.events.router import router as events_router
+from sprintboard.events.service import DELIVERIES_WRITTEN
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
@@ -131,8 +133,16 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         app.state.database = database or Database(settings.database_url)
         app.state.request_threads = CapacityLimiter(REQUEST_THREADS)  # (used on PostgreSQL)
         stop = asyncio.Event()
+        lifetime = contextlib.AsyncExitStack()
+        fan_out = None
+        if settings.redis_url:
+            fan_out = RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
+            lifetime.push_async_callback(fan_out.close)
+            lifetime.enter_context(DELIVERIES_WRITTEN.listening(fan_out.announce))
         deliveries = (
-            asyncio.create_task(run_worker(app.state.database, stop=stop), name="deliveries")
+            asyncio.create_task(
+                run_worker(app.state.database, stop=stop, fan_out=fan_out), name="deliveries"
+            )
             if settings.deliver_events
             else None
         )
@@ -153,6 +163,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                 deliveries.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await deliveries
+            await lifetime.aclose()
             if owns_database:
                 app.state.database.dispose()
 

@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--poll-interval",
         type=float,
         default=1.0,
-        help="seconds to wait when nothing is due (default: %(default)s)",
+        help="seconds to wait when nothing is due, unless Redis brings news (default: %(default)s)",
     )
 
     args = parser.parse_args(argv)
@@ -153,6 +153,7 @@ def _worker(settings: Settings, *, batch_size: int, poll_interval: float) -> Non
 
     from sprintboard.db import Database
     from sprintboard.events.delivery import DeliveryOptions, run_worker
+    from sprintboard.events.fanout import RedisFanOut
 
     options = DeliveryOptions(batch_size=batch_size, poll_interval=poll_interval)
 
@@ -162,9 +163,16 @@ def _worker(settings: Settings, *, batch_size: int, poll_interval: float) -> Non
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         database = Database(settings.database_url)
+        fan_out = (
+            RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
+            if settings.redis_url
+            else None
+        )
         try:
-            await run_worker(database, options=options, stop=stop)
+            await run_worker(database, options=options, stop=stop, fan_out=fan_out)
         finally:
+            if fan_out is not None:
+                await fan_out.close()
             database.dispose()
 
     logging.getLogger("sprintboard.webhooks").info("delivering webhook events")

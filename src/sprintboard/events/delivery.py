@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session, aliased
 from standardwebhooks import Webhook as Signer
 
 from sprintboard.db import Database
+from sprintboard.events.fanout import RedisFanOut
 from sprintboard.events.service import DELIVERIES_WRITTEN
 from sprintboard.models import Event, Webhook, WebhookDelivery, utcnow
 from sprintboard.responses import iso
@@ -116,26 +117,35 @@ async def deliver_due(
 
 
 async def run_worker(
-    database: Database, *, options: DeliveryOptions | None = None, stop: asyncio.Event | None = None
+    database: Database,
+    *,
+    options: DeliveryOptions | None = None,
+    stop: asyncio.Event | None = None,
+    fan_out: RedisFanOut | None = None,
 ) -> None:
     """Deliver until `stop` is set: rounds back to back while work is due; else wait for the
-    next poll, or less: a commit in this process that wrote deliveries wakes the loop at once
-    (deliveries written by other processes are found at the poll)."""
+    next poll, or less: a commit in this process that wrote deliveries wakes the loop at once,
+    and so, through Redis (`fan_out`), does one in any other."""
     options = options or DeliveryOptions()
     stop = stop or asyncio.Event()
-    async with http_client(options) as client:
-        with DELIVERIES_WRITTEN.listening() as written:
-            while not stop.is_set():
-                written.clear()
-                try:
-                    count = await deliver_due(
-                        database, limit=options.batch_size, options=options, client=client
-                    )
-                except Exception:
-                    logger.exception("webhook delivery round failed; retrying")
-                    count = 0
-                if count == 0:
-                    await _first_of(stop, written, timeout=options.poll_interval)
+    written = asyncio.Event()
+    async with contextlib.AsyncExitStack() as stack:
+        client = await stack.enter_async_context(http_client(options))
+        stack.enter_context(DELIVERIES_WRITTEN.listening(written.set))
+        if fan_out is not None:
+            listener = asyncio.create_task(fan_out.listen(written), name="delivery announcements")
+            stack.callback(listener.cancel)
+        while not stop.is_set():
+            written.clear()
+            try:
+                count = await deliver_due(
+                    database, limit=options.batch_size, options=options, client=client
+                )
+            except Exception:
+                logger.exception("webhook delivery round failed; retrying")
+                count = 0
+            if count == 0:
+                await _first_of(stop, written, timeout=options.poll_interval)
 
 
 async def _first_of(*events: asyncio.Event, timeout: float) -> None:

@@ -27,7 +27,7 @@ import contextlib
 import secrets
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -118,30 +118,31 @@ def _row(
 
 class Doorbell:
     """Rung after each commit that wrote webhook deliveries, from whichever thread committed:
-    wakes this process's delivery loops at once, instead of at their next poll."""
+    calls each listener in its own event loop, so that this process's delivery loops wake at
+    once instead of at their next poll (and, with Redis, tell the other instances)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._listeners: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._listeners: set[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = set()
 
     def ring(self) -> None:
         with self._lock:
             listeners = list(self._listeners)
-        for loop, bell in listeners:
+        for loop, listener in listeners:
             with contextlib.suppress(RuntimeError):  # (its loop has just closed)
-                loop.call_soon_threadsafe(bell.set)
+                loop.call_soon_threadsafe(listener)
 
     @contextlib.contextmanager
-    def listening(self) -> Iterator[asyncio.Event]:
-        """An event set on each ring while the block runs (in the running loop)."""
-        listener = (asyncio.get_running_loop(), asyncio.Event())
+    def listening(self, listener: Callable[[], None]) -> Iterator[None]:
+        """`listener` is called, in the running loop, on each ring while the block runs."""
+        entry = (asyncio.get_running_loop(), listener)
         with self._lock:
-            self._listeners.add(listener)
+            self._listeners.add(entry)
         try:
-            yield listener[1]
+            yield
         finally:
             with self._lock:
-                self._listeners.discard(listener)
+                self._listeners.discard(entry)
 
 
 DELIVERIES_WRITTEN = Doorbell()
