@@ -149,12 +149,14 @@ def test_a_claim_abandoned_by_a_crashed_worker_is_retried(
     workspace = make_workspace(admin)
     make_webhook(admin, workspace["$id"], receiver.url, ["task.created"])
     make_task(admin, make_project(admin, workspace["$id"]))
-    # The dead worker's lease is short; the live worker's send may take its time (a 0.2 s send
-    # timeout on a loaded machine made a third attempt).
-    short_lease = DeliveryOptions(timeout=0.2, lease_margin=1.0)
+    # The dead worker's lease is short (but long enough for the check that it is waited
+    # for); the live worker's send may take its time: a 0.2 s send timeout on a loaded
+    # machine made a third attempt.
+    short_lease = DeliveryOptions(timeout=0.2, lease_margin=2.0)
     (claimed,) = claim_due(database, limit=50, options=short_lease)  # ...and the worker dies
 
-    with WorkerThread(database_url, FAST):
+    patient = DeliveryOptions(timeout=10.0, backoff_base=0.01, poll_interval=0.02)
+    with WorkerThread(database_url, patient):
         time.sleep(0.2)
         assert receiver.requests == [], "a leased delivery waits for its lease"
         wait_for(lambda: len(receiver.requests) == 1)

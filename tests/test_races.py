@@ -351,7 +351,11 @@ def test_a_request_chosen_as_a_deadlock_victim_is_run_again(
 def _wait_for_a_lock_wait(other: Any) -> None:
     for _ in range(100):
         waiting = other.execute(
-            text("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()")
+            text(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()"
+                " AND pid IN (SELECT pid FROM pg_stat_activity"
+                " WHERE datname = current_database())"
+            )
         ).scalar()
         if waiting:
             return
