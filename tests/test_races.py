@@ -16,22 +16,32 @@ from sqlalchemy import create_engine, text
 
 from sprintboard.db import Database, normalize_url
 from tests.factories import make_org_admin
-from tests.servers import running_server
+from tests.servers import Server, running_server
 
 AT_ONCE = 8
 
 
 @pytest.fixture
-def client(database: Database, database_url: str) -> Iterator[httpx.Client]:
-    """A client of a real one-process server, holding an organization admin's key."""
+def server(database: Database, database_url: str) -> Iterator[tuple[Server, str]]:
+    """A real one-process server, and an organization admin's key."""
     key = make_org_admin(database)
     database.dispose()  # the server process owns the database from here on
     with running_server(database_url, workers=1) as server:
-        headers = {"Authorization": f"Bearer {key}"}
-        with httpx.Client(
-            base_url=f"{server.base_url}/api/v1", headers=headers, timeout=30
-        ) as client:
-            yield client
+        yield server, key
+
+
+@pytest.fixture
+def client(server: tuple[Server, str]) -> Iterator[httpx.Client]:
+    """A client of that server, holding the admin's key."""
+    served, key = server
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=f"{served.base_url}/api/v1", headers=headers, timeout=30) as client:
+        yield client
+
+
+def victims(server: tuple[Server, str]) -> int:
+    """How many times the server ran a request again after PostgreSQL aborted it."""
+    return server[0].log().count("was a deadlock's victim")
 
 
 def at_once(calls: list[Callable[[], httpx.Response]]) -> list[httpx.Response]:
@@ -318,7 +328,7 @@ def _complete_while_items_come_and_go(client: httpx.Client) -> list[httpx.Respon
 
 @pytest.mark.postgresql_only
 def test_a_request_chosen_as_a_deadlock_victim_is_run_again(
-    client: httpx.Client, database_url: str
+    client: httpx.Client, server: tuple[Server, str], database_url: str
 ) -> None:
     """A PATCH locks its item, then waits for its workspace row, which another transaction
     holds; that transaction then wants the item: a deadlock, and PostgreSQL aborts the PATCH
@@ -346,6 +356,7 @@ def test_a_request_chosen_as_a_deadlock_victim_is_run_again(
             assert data(patch.result(timeout=10))["priority"] == "HIGH"
     finally:
         holder.dispose()
+    assert victims(server) == 1
 
 
 def _wait_for_a_lock_wait(other: Any) -> None:
@@ -365,7 +376,7 @@ def _wait_for_a_lock_wait(other: Any) -> None:
 
 @pytest.mark.parametrize("deleted", ["workspace", "project"])
 def test_deleting_a_workspace_or_project_while_its_items_change_answers_each_request(
-    client: httpx.Client, deleted: str
+    client: httpx.Client, server: tuple[Server, str], deleted: str
 ) -> None:
     """The delete locks from the top down, a change from its item up (the item, then the
     project's counter or the workspace row its event refers to): every request still gets
@@ -394,6 +405,7 @@ def test_deleting_a_workspace_or_project_while_its_items_change_answers_each_req
         outcomes = {r.status_code for r in responses[1:]}
         assert outcomes <= {200, 201, 400, 404}, [r.text for r in responses]
         assert client.get(path).status_code == 404
+    assert victims(server) == 0  # none needed running again: they took turns
 
 
 def test_projects_created_at_once_derive_keys_of_their_own(client: httpx.Client) -> None:
@@ -404,3 +416,11 @@ def test_projects_created_at_once_derive_keys_of_their_own(client: httpx.Client)
     )
     keys = sorted(data(p)["key"] for p in projects)
     assert keys == sorted(["MA"] + [f"MA{n}" for n in range(2, AT_ONCE + 1)])
+
+
+def test_deleting_a_project_twice_at_once_answers_200_then_404(client: httpx.Client) -> None:
+    fields = board(client)
+    data(client.post("/tasks", json={"name": "t", **fields}))
+    path = f"/projects/{fields['projectId']}"
+    statuses = sorted(r.status_code for r in at_once([lambda: client.delete(path)] * 2))
+    assert statuses == [200, 404]

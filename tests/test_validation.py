@@ -164,6 +164,10 @@ def test_nan_and_infinity_are_not_json(admin: Api) -> None:
         assert invalid(response) == {"field": "body", "reason": "invalid_json"}, path
     named = admin.post("/workspaces", content=b'{"name": "NaN Infinity"}', headers=json_body)
     assert named.status_code == 201, named.text
+    deep = b"[" * 50_000 + b"NaN" + b"]" * 50_000
+    assert invalid(admin.post("/workspaces", content=deep, headers=json_body))["field"] == "body"
+    keyless = admin.as_(None).post("/workspaces", content=b'{"name": NaN}', headers=json_body)
+    assert keyless.status_code == 401
 
 
 def test_several_errors_are_listed(admin: Api) -> None:

@@ -134,12 +134,14 @@ def for_change(session: Session, query: Any, model: type[Base]) -> Any:
     return query
 
 
-def lock_for_delete(session: Session, model: type[Workspace] | type[Project], id: str) -> None:
+def lock_for_delete(
+    session: Session, model: type[Workspace] | type[Project], record_id: str
+) -> None:
     """Before a workspace or project is deleted with all it holds: on PostgreSQL, lock what
     the delete removes in the order changes lock it (sprints, then work items, then projects,
-    each in `$id` order), so that it waits for changes under way instead of holding the top
-    of the tree while they wait for it in a ring. The project is locked here too: the
-    caller refreshes it before checking its `If-Match`.
+    each in `$id` order), so that it waits for changes under way instead of taking the tree
+    from the top while they wait for it in a ring. (A workspace's own row comes first, as for
+    every change to it; changes inside it only take KEY SHARE on it, which that lets through.)
     """
     db = raw(session)
     if db.codec.sqlite or not session.info.get(WRITES):
@@ -150,7 +152,7 @@ def lock_for_delete(session: Session, model: type[Workspace] | type[Project], id
         db.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} = :id"
             " ORDER BY id FOR UPDATE) AS locked",
-            {"id": id},
+            {"id": record_id},
         )
 
 
@@ -196,11 +198,23 @@ def access_workspace_id(session: Session, caller: Caller, workspace_id: str) -> 
 
 
 def access_project(
-    session: Session, caller: Caller, project_id: str, *, lock: bool = True
+    session: Session, caller: Caller, project_id: str
 ) -> tuple[Project, WorkspaceAccess]:
-    """The project, locked for a change unless `lock` is false (a delete locks it later,
-    with `lock_for_delete`)."""
-    return _access_one(session, caller, Project, "Project", Project.id == project_id, lock=lock)
+    return _access_one(session, caller, Project, "Project", Project.id == project_id)
+
+
+def access_project_for_delete(
+    session: Session, caller: Caller, project_id: str
+) -> tuple[Project, WorkspaceAccess]:
+    """The project, for PROJECT_MANAGE, with all it holds locked (`lock_for_delete`) and read
+    again once they are: as it now stands, or 404 if a delete that was under way took it."""
+    project, access = _access_one(
+        session, caller, Project, "Project", Project.id == project_id, lock=False
+    )
+    access.require(Permission.PROJECT_MANAGE)
+    lock_for_delete(session, Project, project.id)
+    session.expire(project)
+    return access_project(session, caller, project_id)
 
 
 def access_sprint(

@@ -95,13 +95,14 @@ class TransactionalRoute(APIRoute):
             else _direct(self.direct_endpoint, self.direct_parameters)
         )
 
-        def attempt(request: Request) -> Response:
+        def attempt(request: Request, body: bytes) -> Response:
             """The whole request, synchronously: once the body has been read, a handler
             waits on nothing (its dependencies are `async` and read nothing more), so its
             coroutine completes in one step."""
             try:
                 if needs_caller:
                     caller_of(request)
+                _refuse_non_json_numbers(body)
                 return _committed(request, _completed(handler(request)))
             except BaseException:
                 _rolled_back(request)
@@ -109,15 +110,17 @@ class TransactionalRoute(APIRoute):
             finally:
                 _closed(request)
 
-        def respond(request: Request) -> Response:
+        def respond(request: Request, body: bytes) -> Response:
             """The request, run again from the start if it was a deadlock's victim: nothing
-            of the first run is left but the body and the caller, so the second run decides
-            afresh (and may answer 404 or 409 where the first would have answered 200)."""
+            of the first run is kept but the body, so the second run decides afresh, the
+            caller included (and may answer 401, 404 or 409 where the first would have
+            answered 200). (A route FastAPI runs keeps its exit stack across runs: harmless
+            while no dependency `yield`s.)"""
             attempts_left = ATTEMPTS
             while True:
                 attempts_left -= 1
                 try:
-                    return attempt(request)
+                    return attempt(request, body)
                 except Exception as error:
                     if not attempts_left or not must_run_again(error):
                         raise
@@ -126,27 +129,28 @@ class TransactionalRoute(APIRoute):
                         request.method,
                         request.url.path,
                     )
+                    _state(request).pop("caller", None)
                     time.sleep(random.uniform(0, 0.05))  # out of step with the others
 
         async def handle(request: Request) -> Response:
-            if request.method not in READ_METHODS:
-                # The body first: a write session holds SQLite's write lock from its start,
-                # so nothing may wait on the network once it is open.
-                _refuse_non_json_numbers(await request.body())
+            # The body first: a write session holds SQLite's write lock from its start, so
+            # nothing may wait on the network once it is open.
+            body = await request.body() if request.method not in READ_METHODS else b""
             threads: CapacityLimiter | None = getattr(request.app.state, "request_threads", None)
-            return await get_database(request).call(respond, request, limiter=threads)
+            return await get_database(request).call(respond, request, body, limiter=threads)
 
         return handle
 
 
 def _refuse_non_json_numbers(body: bytes) -> None:
     """400 `invalid_json` for `NaN`, `Infinity` and `-Infinity`, which are not JSON (RFC 8259)
-    but which Python's parser, FastAPI's included, takes as numbers."""
+    but which Python's parser, FastAPI's included, takes as numbers. (After the caller is
+    known: a bad key is a 401 whatever the body.)"""
     if b"NaN" not in body and b"Infinity" not in body:
         return  # (the usual case, and a cheap look; in a string they are fine)
     try:
         json.loads(body, parse_constant=_not_a_json_number)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # (not UTF-8; nested too deep)
         failure = {"type": "json_invalid", "loc": ("body", 0), "msg": "JSON decode error"}
         raise RequestValidationError(
             [{**failure, "input": {}, "ctx": {"error": str(error)}}]

@@ -134,7 +134,7 @@ async def run_worker(
         stack.enter_context(DELIVERIES_WRITTEN.listening(written.set))
         if fan_out is not None:
             listener = asyncio.create_task(fan_out.listen(written), name="delivery announcements")
-            stack.callback(listener.cancel)
+            stack.push_async_callback(_cancelled, listener)
         while not stop.is_set():
             written.clear()
             try:
@@ -146,6 +146,12 @@ async def run_worker(
                 count = 0
             if count == 0:
                 await _first_of(stop, written, timeout=options.poll_interval)
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _first_of(*events: asyncio.Event, timeout: float) -> None:

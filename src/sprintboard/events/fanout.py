@@ -10,6 +10,7 @@ while its loop goes on polling.
 """
 
 import asyncio
+import contextlib
 import logging
 
 from redis.asyncio import Redis
@@ -21,6 +22,9 @@ PUBLISH_TIMEOUT = 0.25
 """Seconds a publish may take before it is given up (the next commit publishes again)."""
 RECONNECT_AFTER = 5.0
 """Seconds a listener waits before it subscribes again after losing Redis."""
+HEARTBEAT = 15.0
+"""Seconds of silence after which a listener pings Redis; twice that with no answer, and it
+takes the connection for dead (a half-open one raises nothing) and subscribes again."""
 
 
 class RedisFanOut:
@@ -29,9 +33,12 @@ class RedisFanOut:
         self._publisher = Redis.from_url(
             url, socket_timeout=PUBLISH_TIMEOUT, socket_connect_timeout=PUBLISH_TIMEOUT
         )
-        self._subscriber = Redis.from_url(url, socket_connect_timeout=PUBLISH_TIMEOUT)
+        self._subscriber = Redis.from_url(
+            url, socket_connect_timeout=PUBLISH_TIMEOUT, socket_keepalive=True
+        )
         self._publishing: asyncio.Task[None] | None = None
         self._again = False
+        self._failing = False
 
     def announce(self) -> None:
         """Tell every instance that deliveries were written (called in the event loop; rings
@@ -48,18 +55,17 @@ class RedisFanOut:
             try:
                 await self._publisher.publish(self.channel, b"1")
             except (RedisError, OSError) as error:
-                logger.warning("could not announce new webhook deliveries on Redis: %r", error)
+                if not self._failing:  # (once per outage, not once per commit)
+                    logger.warning("could not announce webhook deliveries on Redis: %r", error)
+                self._failing = True
                 return
+            self._failing = False
 
     async def listen(self, wake: asyncio.Event) -> None:
         """Set `wake` whenever an instance announces deliveries; runs until cancelled."""
         while True:
             try:
-                async with self._subscriber.pubsub() as pubsub:
-                    await pubsub.subscribe(self.channel)
-                    async for message in pubsub.listen():
-                        if message["type"] == "message":
-                            wake.set()
+                await self._listen_once(wake)
             except (RedisError, OSError) as error:
                 logger.warning(
                     "lost Redis for webhook delivery announcements (%r); polling only, trying"
@@ -69,8 +75,26 @@ class RedisFanOut:
                 )
                 await asyncio.sleep(RECONNECT_AFTER)
 
+    async def _listen_once(self, wake: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        async with self._subscriber.pubsub() as pubsub:
+            await pubsub.subscribe(self.channel)
+            heard_at = loop.time()
+            while True:
+                message = await pubsub.get_message(timeout=HEARTBEAT)
+                if message is not None:  # (a pong counts: the connection is alive)
+                    heard_at = loop.time()
+                    if message["type"] == "message":
+                        wake.set()
+                elif loop.time() - heard_at > 2 * HEARTBEAT:
+                    raise ConnectionError("no answer from Redis to a ping")
+                else:
+                    await pubsub.ping()
+
     async def close(self) -> None:
         if self._publishing is not None:
-            await asyncio.wait({self._publishing}, timeout=PUBLISH_TIMEOUT * 2)
+            self._publishing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._publishing
         await self._publisher.aclose()
         await self._subscriber.aclose()

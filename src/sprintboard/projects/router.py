@@ -3,7 +3,12 @@ from typing import Annotated
 from fastapi import Path
 from starlette.responses import Response
 
-from sprintboard.access import Permission, access_project, access_workspace_id, lock_for_delete
+from sprintboard.access import (
+    Permission,
+    access_project,
+    access_project_for_delete,
+    access_workspace_id,
+)
 from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.models import Project
@@ -94,10 +99,7 @@ async def delete_project(
     project_id: ProjectId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
 ) -> Response:
     """Deletes the project with its sprints and work items."""
-    project, access = access_project(session, caller, project_id, lock=False)
-    access.require(Permission.PROJECT_MANAGE)
-    lock_for_delete(session, Project, project.id)
-    session.refresh(project)
+    project, access = access_project_for_delete(session, caller, project_id)
     check_if_match(if_match, project.id, stamp_version(project.updated_at))
-    service.delete_project(session, project, access.caller)
+    service.delete_project(session, project, caller=access.caller)
     return deleted(project.id)

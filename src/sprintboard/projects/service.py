@@ -93,7 +93,7 @@ def update_project(
     return project
 
 
-def delete_project(session: Session, project: Project, caller: Caller) -> None:
+def delete_project(session: Session, project: Project, *, caller: Caller) -> None:
     """Deletes the project with its work items (their comments and time logs with them) and
     its sprints. Each item and sprint leaves a `task.deleted` or `sprint.deleted` event, as
     when deleted one by one, so that feed readers and webhooks learn that it is gone."""
