@@ -26,7 +26,6 @@ from sprintboard.db import Database
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
-from sprintboard.events.fanout import RedisFanOut
 from sprintboard.events.router import router as events_router
 from sprintboard.events.service import DELIVERIES_WRITTEN
 from sprintboard.guards import BodyGuardMiddleware
@@ -147,6 +146,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
             app.state.request_threads = CapacityLimiter(REQUEST_THREADS)  # (PostgreSQL's)
             fan_out = None
             if settings.redis_url:
+                from sprintboard.events.fanout import RedisFanOut  # (6 MiB not needed without)
+
                 fan_out = RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
                 lifetime.push_async_callback(fan_out.close)
                 lifetime.enter_context(DELIVERIES_WRITTEN.listening(fan_out.announce))

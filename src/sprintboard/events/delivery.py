@@ -25,7 +25,7 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import orjson
@@ -34,10 +34,12 @@ from sqlalchemy.orm import Session, aliased
 from standardwebhooks import Webhook as Signer
 
 from sprintboard.db import Database
-from sprintboard.events.fanout import RedisFanOut
 from sprintboard.events.service import DELIVERIES_WRITTEN
 from sprintboard.models import Event, Webhook, WebhookDelivery, utcnow
 from sprintboard.responses import iso
+
+if TYPE_CHECKING:  # (its Redis client costs 6 MiB, which a process without Redis does without)
+    from sprintboard.events.fanout import RedisFanOut
 
 logger = logging.getLogger("sprintboard.webhooks")
 
@@ -121,7 +123,7 @@ async def run_worker(
     *,
     options: DeliveryOptions | None = None,
     stop: asyncio.Event | None = None,
-    fan_out: RedisFanOut | None = None,
+    fan_out: "RedisFanOut | None" = None,
 ) -> None:
     """Deliver until `stop` is set: rounds back to back while work is due; else wait for the
     next poll, or less: a commit in this process that wrote deliveries wakes the loop at once,
