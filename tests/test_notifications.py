@@ -163,16 +163,19 @@ def test_notification_fields_and_reading(team: Team) -> None:
 
 def test_bulk_updates_notify(team: Team) -> None:
     admin = team.apis["admin"]
-    tasks = [make_task(admin, team.project, assigneeIds=[team.ids["ann"]]) for _ in range(3)]
+    tasks = [make_task(admin, team.project, assigneeIds=[team.ids["ann"]]) for _ in range(6)]
     team.apis["cat"].ok(
         "POST",
         "/tasks/bulk-update",
         {"tasks": [{"$id": t["$id"], "status": "DONE"} for t in tasks]},
         status=200,
     )
-    assert team.inbox("ann")["total"] == 3
-    assert team.inbox("boss")["total"] == 3
+    assert team.inbox("ann")["total"] == 6
+    assert team.inbox("boss")["total"] == 6
     assert team.inbox("cat")["total"] == 0
+    # Made in one millisecond, listed newest first all the same: in the bulk's order, reversed.
+    newest_first = [n["workItemId"] for n in team.inbox("ann")["documents"]]
+    assert newest_first == [t["$id"] for t in reversed(tasks)]
 
 
 def test_a_key_restricted_to_a_workspace_sees_only_its_notifications(

@@ -1,6 +1,7 @@
 """Every table, on one page. Only the migrations in `sprintboard/migrations` create them."""
 
 import secrets
+import threading
 import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, ClassVar
@@ -36,9 +37,28 @@ NAMING_CONVENTION = {
 }
 
 
+_last_id = (0, 0)  # (milliseconds, the 80-bit rest) of the newest id made in this process
+_id_lock = threading.Lock()
+
+
+def new_ids(count: int) -> list[str]:
+    """`count` opaque, time-ordered identifiers: 48 bits of milliseconds, then 80 bits, random
+    for a millisecond's first id and counting up from it for the next ones (as monotonic
+    ULIDs do), so that records made in one millisecond (a bulk update's notifications) still
+    list in the order they were made."""
+    global _last_id
+    with _id_lock:
+        milliseconds = time.time_ns() // 1_000_000
+        if milliseconds > _last_id[0]:
+            rest = secrets.randbits(79)  # (room to count up without overflowing 80 bits)
+        else:
+            milliseconds, rest = _last_id[0], _last_id[1] + 1
+        _last_id = (milliseconds, rest + count - 1)
+    return [f"{milliseconds:012x}{rest + n:020x}" for n in range(count)]
+
+
 def new_id() -> str:
-    """An opaque, time-ordered identifier: 48 bits of milliseconds, then 80 random bits."""
-    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+    return new_ids(1)[0]
 
 
 def utcnow() -> datetime:

@@ -24,7 +24,6 @@ written in the hook go with the transaction that wrote them.
 
 import asyncio
 import contextlib
-import secrets
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -36,7 +35,7 @@ import orjson
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
-from sprintboard.models import new_id, utcnow
+from sprintboard.models import new_id, new_ids, utcnow
 from sprintboard.sql import in_list, raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
@@ -92,7 +91,7 @@ def record_many(session: Session, events: list[dict[str, Any]]) -> None:
             e["payload"],
             now,
         )
-        for event_id, e in zip(_new_ids(len(events)), events, strict=True)
+        for event_id, e in zip(new_ids(len(events)), events, strict=True)
     )
 
 
@@ -413,13 +412,6 @@ _FEW_ROWS = 20
 """Up to this many rows go to PostgreSQL as one `INSERT`; more, by `COPY`."""
 
 
-def _new_ids(count: int) -> list[str]:
-    """`count` fresh ids of `new_id`'s form, with one call for the randomness."""
-    prefix = new_id()[:12]
-    random = secrets.token_hex(10 * count)
-    return [prefix + random[20 * n : 20 * n + 20] for n in range(count)]
-
-
 def notification_recipients(
     *,
     before: Iterable[str],
@@ -483,7 +475,7 @@ def _notifications(
             stamp,
             stamp,
         )
-        ids = _new_ids(len(recipients))
+        ids = new_ids(len(recipients))
         notifications.extend(
             (notification_id, user_id, *shared)
             for notification_id, user_id in zip(ids, sorted(recipients), strict=True)
@@ -519,5 +511,5 @@ def _deliveries(
             writer.stamp(row["created_at"]),
             writer.stamp(row["created_at"]),
         )
-        for delivery_id, (row, webhook_id) in zip(_new_ids(len(targets)), targets, strict=True)
+        for delivery_id, (row, webhook_id) in zip(new_ids(len(targets)), targets, strict=True)
     ]
