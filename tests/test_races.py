@@ -424,3 +424,27 @@ def test_deleting_a_project_twice_at_once_answers_200_then_404(client: httpx.Cli
     path = f"/projects/{fields['projectId']}"
     statuses = sorted(r.status_code for r in at_once([lambda: client.delete(path)] * 2))
     assert statuses == [200, 404]
+
+
+def test_completing_into_a_sprint_as_it_is_deleted_answers_both(client: httpx.Client) -> None:
+    """A completion moving its unfinished items to a PLANNED sprint, and that sprint's
+    delete, at once: the delete goes first (the completion then finds no such sprint, 400)
+    or second (it moves the items it got to the backlog); never a 500."""
+    for _ in range(3):
+        fields = board(client)
+        active = data(client.post("/sprints", json={"name": "A", **fields}))
+        data(client.patch(f"/sprints/{active['$id']}", json={"status": "ACTIVE"}))
+        target = data(client.post("/sprints", json={"name": "B", **fields}))
+        for n in range(3):
+            data(client.post("/tasks", json={"name": f"t{n}", "sprintId": active["$id"], **fields}))
+        move = {"unfinishedDetails": {"moveTo": {"sprintId": target["$id"]}}}
+        completed, deleted = at_once(
+            [
+                lambda: client.post(f"/sprints/{active['$id']}/complete", json=move),  # noqa: B023
+                lambda: client.delete(f"/sprints/{target['$id']}"),  # noqa: B023
+            ]
+        )
+        assert deleted.status_code == 200, deleted.text
+        assert completed.status_code in (200, 400), completed.text
+        items = data(client.get("/tasks", params={"workspaceId": fields["workspaceId"]}))
+        assert {item["sprintId"] for item in items["documents"]} <= {None, active["$id"]}

@@ -308,7 +308,9 @@ def reorder_sprints(
 
 
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
-    target = session.get(Sprint, target_id)
+    # Locked for share, as a work item's sprint is: the target is not completed or deleted
+    # while the items move in (a delete meanwhile had failed the move on its foreign key).
+    target = session.get(Sprint, target_id, with_for_update={"read": True})
     field, path = "unfinishedDetails", "unfinishedDetails.moveTo.sprintId"
     if target is None or target.workspace_id != sprint.workspace_id:
         raise InvalidRequest(field, "not_found", f"{path}: no such sprint.", path=path)
