@@ -448,3 +448,36 @@ def test_completing_into_a_sprint_as_it_is_deleted_answers_both(client: httpx.Cl
         assert completed.status_code in (200, 400), completed.text
         items = data(client.get("/tasks", params={"workspaceId": fields["workspaceId"]}))
         assert {item["sprintId"] for item in items["documents"]} <= {None, active["$id"]}
+
+
+ADDED_TO_A_WORKSPACE: dict[str, Callable[[httpx.Client, str, str], httpx.Response]] = {
+    # (client, workspace, a user who is no member of it)
+    "key": lambda c, w, u: c.post("/keys", json={"name": "k", "workspaceId": w}),
+    "project": lambda c, w, u: c.post(f"/workspaces/{w}/projects", json={"name": "P"}),
+    "webhook": lambda c, w, u: c.post(
+        f"/workspaces/{w}/webhooks",
+        json={"url": "http://127.0.0.1:9/h", "events": ["task.created"]},
+    ),
+    "type": lambda c, w, u: c.post(f"/workspaces/{w}/work-item-types", json={"name": "SPIKE"}),
+    "member": lambda c, w, u: c.post(
+        f"/workspaces/{w}/members", json={"userId": u, "role": "VIEWER"}
+    ),
+}
+
+
+@pytest.mark.parametrize("what", ADDED_TO_A_WORKSPACE)
+def test_a_record_added_to_a_workspace_as_it_is_deleted(client: httpx.Client, what: str) -> None:
+    """The record comes first (and goes with the workspace) or finds no such workspace (400 or
+    404); never a 500 from its foreign key."""
+    add = ADDED_TO_A_WORKSPACE[what]
+    user = data(client.post("/users", json={"name": "U", "email": f"{what}@example.com"}))
+    for _ in range(4):
+        workspace_id = board(client)["workspaceId"]
+        added, deleted = at_once(
+            [
+                lambda: add(client, workspace_id, user["$id"]),  # noqa: B023
+                lambda: client.delete(f"/workspaces/{workspace_id}"),  # noqa: B023
+            ]
+        )
+        assert deleted.status_code == 200, deleted.text
+        assert added.status_code in (201, 400, 404), added.text

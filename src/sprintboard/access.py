@@ -183,13 +183,32 @@ def access_workspace(
     return _access_one(session, caller, Workspace, "Workspace", Workspace.id == workspace_id)
 
 
-def access_workspace_id(session: Session, caller: Caller, workspace_id: str) -> WorkspaceAccess:
-    """The caller's standing in a workspace, without loading the workspace (a hot path)."""
+_ROLE = (
+    "SELECT role FROM workspace_members WHERE workspace_id = :workspace_id AND user_id = :user_id"
+)
+_ROLE_LOCKING_WORKSPACE = (
+    "SELECT m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id"
+    " WHERE m.workspace_id = :workspace_id AND m.user_id = :user_id FOR KEY SHARE OF w"
+)
+
+
+def access_workspace_id(
+    session: Session, caller: Caller, workspace_id: str, *, adding: bool = False
+) -> WorkspaceAccess:
+    """The caller's standing in a workspace, without loading the workspace (a hot path).
+
+    `adding`: the request adds a record to the workspace and locks nothing else a delete of
+    the workspace locks (a project, a member, a webhook, a type). On PostgreSQL the workspace
+    is then locked for key share here, as the new row's foreign key would lock it later: a
+    delete under way has gone first (404), or waits for this request (and takes its record
+    along), instead of failing it on that key.
+    """
     if not caller.sees_workspace(workspace_id):
         raise NotFound("Workspace")
-    row = raw(session).row(
-        "SELECT role FROM workspace_members WHERE workspace_id = :workspace_id"
-        " AND user_id = :user_id",
+    db = raw(session)
+    locked = adding and not db.codec.sqlite and session.info.get(WRITES)
+    row = db.row(
+        _ROLE_LOCKING_WORKSPACE if locked else _ROLE,
         {"workspace_id": workspace_id, "user_id": caller.user_id},
     )
     if row is None:

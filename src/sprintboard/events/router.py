@@ -159,7 +159,7 @@ async def create_webhook(
 ) -> Response:
     """Deliveries are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
     `webhook-signature`) with the `secret` returned here, and only here."""
-    access = access_workspace_id(session, caller, workspace_id)
+    access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.WORKSPACE_MANAGE)
     webhook = webhooks.create_webhook(
         session,

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from sprintboard.access import Caller, Permission
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
-from sprintboard.models import ApiKey, User, WorkspaceMember, touched, utcnow
+from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
 from sprintboard.sql import raw
 
 SECRET_PREFIX = "sb_"
@@ -139,11 +139,16 @@ def create_key(
             workspace_id = caller.key_workspace_id
     if expires_at is not None and expires_at <= utcnow():
         raise InvalidRequest("expiresAt", "invalid_value", "expiresAt: must be in the future.")
+    # The workspace locked for key share, as the key's row will: a delete of it waits for
+    # this key (and takes it along), or has gone first and the workspace is not found.
     if workspace_id is not None and (
         session.scalar(
-            select(WorkspaceMember.id).where(
+            select(WorkspaceMember.id)
+            .join(Workspace, Workspace.id == WorkspaceMember.workspace_id)
+            .where(
                 WorkspaceMember.workspace_id == workspace_id, WorkspaceMember.user_id == owner.id
             )
+            .with_for_update(of=Workspace, read=True, key_share=True)
         )
         is None
     ):

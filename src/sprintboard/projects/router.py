@@ -51,7 +51,7 @@ async def list_projects(
 async def create_project(
     workspace_id: WorkspaceId, body: ProjectCreate, session: SessionDep, caller: CallerDep
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id)
+    access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.PROJECT_MANAGE)
     project = service.create_project(
         session,

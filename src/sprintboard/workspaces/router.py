@@ -129,7 +129,7 @@ async def list_members(
 async def add_member(
     workspace_id: WorkspaceId, body: MemberCreate, session: SessionDep, caller: CallerDep
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id)
+    access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.WORKSPACE_MANAGE)
     member, user = service.add_member(
         session, workspace_id=workspace_id, user_id=body.user_id, role=body.role
@@ -203,7 +203,7 @@ async def list_work_item_types(
 async def create_work_item_type(
     workspace_id: WorkspaceId, body: WorkItemTypeCreate, session: SessionDep, caller: CallerDep
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id)
+    access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.PROJECT_MANAGE)
     item_type = service.create_work_item_type(
         session, access=access, name=body.name, description=body.description
