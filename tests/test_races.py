@@ -383,6 +383,7 @@ def test_deleting_a_workspace_or_project_while_its_items_change_answers_each_req
     its answer, and a change that comes after the delete finds nothing (404), never a 500."""
     for _ in range(3):
         fields = board(client)
+        sprint = data(client.post("/sprints", json={"name": "S", **fields}))
         items = [
             data(client.post("/tasks", json={"name": f"t{n}", **fields}))
             for n in range(AT_ONCE - 2)
@@ -391,8 +392,9 @@ def test_deleting_a_workspace_or_project_while_its_items_change_answers_each_req
         calls = [lambda path=path: client.delete(path)]  # type: ignore[misc]
         create = {"name": "new", **fields}
         calls += [lambda create=create: client.post("/tasks", json=create)]  # type: ignore[misc]
+        into_sprint = {"priority": "HIGH", "sprintId": sprint["$id"]}
         calls += [
-            lambda item=item: client.patch(f"/tasks/{item['$id']}", json={"priority": "HIGH"})  # type: ignore[misc]
+            lambda item=item, move=into_sprint: client.patch(f"/tasks/{item['$id']}", json=move)  # type: ignore[misc]
             for item in items[:2]
         ]
         calls += [lambda item=item: client.delete(f"/tasks/{item['$id']}") for item in items[2:4]]  # type: ignore[misc]

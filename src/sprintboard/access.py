@@ -264,6 +264,26 @@ def access_work_item(
     return item, WorkspaceAccess(caller, item.workspace_id, Role(role))
 
 
+def lock_sprint_moved_to(session: Session, caller: Caller, sprint_id: str) -> None:
+    """Before a work item is locked to be moved to the sprint `sprint_id`: on PostgreSQL, that
+    sprint, locked for share first (if the caller sees it; else the move will be refused), as
+    a create or a bulk update locks it. Every request then locks a sprint before its items,
+    so none waits for another in a ring (a project's delete locks them in that order)."""
+    db = raw(session)
+    if db.codec.sqlite or not session.info.get(WRITES):
+        return
+    narrowed = " AND s.workspace_id = :key_workspace" if caller.key_workspace_id else ""
+    db.row(
+        "SELECT 1 FROM sprints s JOIN workspace_members m ON m.workspace_id = s.workspace_id"
+        f" AND m.user_id = :user_id WHERE s.id = :sprint_id{narrowed} FOR SHARE OF s",
+        {
+            "user_id": caller.user_id,
+            "sprint_id": sprint_id,
+            "key_workspace": caller.key_workspace_id,
+        },
+    )
+
+
 def access_comment(
     session: Session, caller: Caller, comment_id: str
 ) -> tuple[Comment, WorkspaceAccess]:
