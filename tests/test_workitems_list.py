@@ -251,7 +251,10 @@ def test_search_folds_case_beyond_ascii(board: Board) -> None:
     board.task(name="École d'été")  # WEB-2
     board.task(name="Plain")  # WEB-3
     board.task(name="ΟΔΟΣ test")  # WEB-4: a term and a title folded alike, final sigma too
+    board.task(name="İstanbul")  # WEB-5: one letter for one, as PostgreSQL folds it
     for term, expected in (
+        ("istanbul", ["WEB-5"]),
+        ("İSTANBUL", ["WEB-5"]),
         ("ΟΔΟΣ", ["WEB-4"]),
         ("οΔοΣ T", ["WEB-4"]),
         ("ärger", ["WEB-1"]),

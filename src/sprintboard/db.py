@@ -87,7 +87,11 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 def _unicode_lower(value: Any) -> Any:
-    return value.lower() if isinstance(value, str) else value
+    """Lower case one character for one, as PostgreSQL's `lower` does: Python's makes the
+    one letter with a longer lower case, `İ`, into `i` and a combining dot."""
+    if not isinstance(value, str):
+        return value
+    return value.replace("\u0130", "i").lower() if "\u0130" in value else value.lower()
 
 
 class AppSession(Session):
