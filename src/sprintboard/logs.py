@@ -55,6 +55,9 @@ class _JsonHandler(logging.Handler):
 def configure_logging(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.setLevel(level.upper())
+    # Alembic's set-up chatter (a line per plugin it loads) on every start and CLI command;
+    # the migrations it runs are still logged.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     if not any(isinstance(handler, _JsonHandler) for handler in root.handlers):
         handler = _JsonHandler()
         handler.setFormatter(JsonFormatter())
