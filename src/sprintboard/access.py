@@ -6,6 +6,7 @@ is 403 with `details.permission`.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -25,7 +26,7 @@ from sprintboard.models import (
     Workspace,
     WorkspaceMember,
 )
-from sprintboard.sql import WRITES, raw
+from sprintboard.sql import WRITES, in_list, raw
 
 
 class Role(StrEnum):
@@ -134,6 +135,20 @@ def for_change(session: Session, query: Any, model: type[Base]) -> Any:
     return query
 
 
+def _takes_row_locks(session: Session) -> bool:
+    """Whether plain-SQL row locks apply: a write session on PostgreSQL (`for_change` leaves
+    this to SQLAlchemy, which drops `FOR ...` on SQLite; one writer holds SQLite whole)."""
+    return bool(session.info.get(WRITES)) and not raw(session).codec.sqlite
+
+
+def lock_workspace(session: Session, workspace_id: str) -> None:
+    """The workspace's row, locked for a change (`FOR NO KEY UPDATE`): changes that must see
+    each other's outcome (its members' roles, its projects' derived keys) take turns."""
+    session.execute(
+        for_change(session, select(Workspace.id).where(Workspace.id == workspace_id), Workspace)
+    ).first()
+
+
 def lock_for_delete(
     session: Session, model: type[Workspace] | type[Project], record_id: str
 ) -> None:
@@ -143,9 +158,9 @@ def lock_for_delete(
     from the top while they wait for it in a ring. (A workspace's own row comes first, as for
     every change to it; changes inside it only take KEY SHARE on it, which that lets through.)
     """
-    db = raw(session)
-    if db.codec.sqlite or not session.info.get(WRITES):
+    if not _takes_row_locks(session):
         return
+    db = raw(session)
     scope = "workspace_id" if model is Workspace else "project_id"
     project_scope = "workspace_id" if model is Workspace else "id"
     for table, column in (("sprints", scope), ("work_items", scope), ("projects", project_scope)):
@@ -205,9 +220,8 @@ def access_workspace_id(
     """
     if not caller.sees_workspace(workspace_id):
         raise NotFound("Workspace")
-    db = raw(session)
-    locked = adding and not db.codec.sqlite and session.info.get(WRITES)
-    row = db.row(
+    locked = adding and _takes_row_locks(session)
+    row = raw(session).row(
         _ROLE_LOCKING_WORKSPACE if locked else _ROLE,
         {"workspace_id": workspace_id, "user_id": caller.user_id},
     )
@@ -264,23 +278,20 @@ def access_work_item(
     return item, WorkspaceAccess(caller, item.workspace_id, Role(role))
 
 
-def lock_sprint_moved_to(session: Session, caller: Caller, sprint_id: str) -> None:
-    """Before a work item is locked to be moved to the sprint `sprint_id`: on PostgreSQL, that
-    sprint, locked for share first (if the caller sees it; else the move will be refused), as
-    a create or a bulk update locks it. Every request then locks a sprint before its items,
-    so none waits for another in a ring (a project's delete locks them in that order)."""
-    db = raw(session)
-    if db.codec.sqlite or not session.info.get(WRITES):
+def lock_sprints_moved_to(session: Session, caller: Caller, sprint_ids: Sequence[str]) -> None:
+    """Before work items are locked to be moved to these sprints: on PostgreSQL, the sprints
+    (those the caller sees; a move to another is refused later), locked for share in `$id`
+    order, as a create locks its sprint and a completion its own. Every request then locks
+    sprints before items, so none waits for another in a ring (a project's delete locks them
+    in that order too)."""
+    if not sprint_ids or not _takes_row_locks(session):
         return
-    narrowed = " AND s.workspace_id = :key_workspace" if caller.key_workspace_id else ""
-    db.row(
-        "SELECT 1 FROM sprints s JOIN workspace_members m ON m.workspace_id = s.workspace_id"
-        f" AND m.user_id = :user_id WHERE s.id = :sprint_id{narrowed} FOR SHARE OF s",
-        {
-            "user_id": caller.user_id,
-            "sprint_id": sprint_id,
-            "key_workspace": caller.key_workspace_id,
-        },
+    placeholders, names = in_list("s", sorted(set(sprint_ids)))
+    join, params = membership_join_sql(caller, "s.workspace_id")
+    raw(session).rows(
+        f"SELECT s.id FROM sprints s{join} WHERE s.id IN {placeholders}"
+        " ORDER BY s.id FOR SHARE OF s",
+        {**params, **names},
     )
 
 

@@ -166,9 +166,9 @@ class AutocommitReads:
 
     Sharing is safe because a thread runs one request at a time (the event loop on SQLite,
     a request thread on PostgreSQL), each statement is fetched in full, and autocommit leaves
-    no state behind between statements. A
-    thread's connection goes back to the pool when the thread ends (its thread-local data
-    is dropped then), when it is found broken, or when the database is disposed of.
+    no state behind between statements. A thread's connection goes back to the pool when the
+    thread ends (its thread-local data is dropped then), when it is found broken, or when
+    the database is disposed of.
     """
 
     def __init__(self, engine: Engine) -> None:

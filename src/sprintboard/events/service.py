@@ -9,14 +9,13 @@ own changes, then takes a transaction-level advisory lock per workspace, draws t
 numbers, reads who is to hear of the events (members, webhooks) and inserts. When the lock is
 free that is one round trip with the reads; when it is busy, the reads are done again after
 the wait, so that what committed meanwhile counts. The lock is held from there until the
-commit, so within a workspace (the
-feed's scope) sequence order is commit order. The lock is held only for these few inserts and
-the commit itself — the request's row locks are all taken before it, so it cannot deadlock
-with them — and workspaces never wait for each other. (The alternative, serving only events
-below the oldest in-flight transaction id, needs a transaction id per event and makes every
-reader pay for every writer.) SQLite needs nothing: write transactions begin with
-`BEGIN IMMEDIATE`, so there is one writer at a time and its rows are numbered after all
-committed ones.
+commit, so within a workspace (the feed's scope) sequence order is commit order. The lock
+is held only for these few inserts and the commit itself — the request's row locks are all
+taken before it, so it cannot deadlock with them — and workspaces never wait for each other.
+(The alternative, serving only events below the oldest in-flight transaction id, needs a
+transaction id per event and makes every reader pay for every writer.) SQLite needs nothing:
+write transactions begin with `BEGIN IMMEDIATE`, so there is one writer at a time and its
+rows are numbered after all committed ones.
 
 A transaction that rolls back leaves nothing: staged events are dropped with it, and rows
 written in the hook go with the transaction that wrote them.

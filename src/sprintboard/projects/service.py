@@ -8,10 +8,10 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, for_change
+from sprintboard.access import Caller, lock_workspace
 from sprintboard.errors import Conflict
 from sprintboard.events import service as events
-from sprintboard.models import Project, Sprint, Workspace, touched
+from sprintboard.models import Project, Sprint, touched
 from sprintboard.sprints.schemas import sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
@@ -46,11 +46,9 @@ def create_project(
     session: Session, *, workspace_id: str, name: str, key: str | None, description: str | None
 ) -> Project:
     if key is None:
-        # Creates that derive a key take turns (the workspace row, on PostgreSQL): two at
-        # once would pick the same free key, and the second fail on it.
-        session.execute(
-            for_change(session, select(Workspace.id).where(Workspace.id == workspace_id), Workspace)
-        )
+        # Creates that derive a key take turns: two at once would pick the same free key,
+        # and the second fail on it.
+        lock_workspace(session, workspace_id)
         key = _free_key(session, workspace_id, derive_key(name))
     elif session.scalar(
         select(Project.id).where(Project.workspace_id == workspace_id, Project.key == key)

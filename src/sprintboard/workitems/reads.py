@@ -17,6 +17,7 @@ from sprintboard.access import (
     Caller,
     WorkspaceAccess,
     is_work_item_key,
+    lock_sprints_moved_to,
     membership_join_sql,
     workspace_access,
 )
@@ -308,16 +309,7 @@ def read_visible_items(
     """
     db = raw(session)
     join, params = membership_join_sql(caller, "wi.workspace_id")
-    if moving_to and not db.codec.sqlite:
-        # The sprints the change moves items to, locked for share before the items, as a
-        # completion locks its sprint before its items: the two never wait in a ring.
-        sprints, sprint_names = in_list("s", sorted(set(moving_to)))
-        theirs, their_params = membership_join_sql(caller, "s.workspace_id")
-        db.rows(
-            f"SELECT s.id FROM sprints s{theirs} WHERE s.id IN {sprints}"
-            " ORDER BY s.id FOR SHARE OF s",
-            {**their_params, **sprint_names},
-        )
+    lock_sprints_moved_to(session, caller, moving_to)
     placeholders, names = in_list("i", ids)
     # Locked for the change on PostgreSQL (see `access.for_change`), in `$id` order: two bulk
     # updates of the same items lock them in the same order, never in a ring.

@@ -9,7 +9,7 @@ from sprintboard.access import (
     access_comment,
     access_work_item,
     access_workspace_id,
-    lock_sprint_moved_to,
+    lock_sprints_moved_to,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
@@ -156,7 +156,7 @@ async def update_task(
 ) -> Response:
     """Partial update; `null` clears an optional field. Notifies assignees and admins."""
     if body.sprint_id is not None:
-        lock_sprint_moved_to(session, caller, body.sprint_id)
+        lock_sprints_moved_to(session, caller, [body.sprint_id])
     item, access = access_work_item(session, caller, ref, workspace_id=query.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.id, item.version)

@@ -6,7 +6,13 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, Role, WorkspaceAccess, visible_workspace_ids
+from sprintboard.access import (
+    Caller,
+    Role,
+    WorkspaceAccess,
+    lock_workspace,
+    visible_workspace_ids,
+)
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, touched
@@ -97,7 +103,7 @@ def add_member(
 def change_member_role(
     session: Session, *, workspace_id: str, user_id: str, role: Role, if_match: str | None = None
 ) -> tuple[WorkspaceMember, User]:
-    _lock_members(session, workspace_id)
+    lock_workspace(session, workspace_id)  # ("one ADMIN stays": counted one at a time)
     member, user = _get_member(session, workspace_id, user_id)
     check_if_match(if_match, member.id, stamp_version(member.updated_at))
     if member.role == Role.ADMIN and role != Role.ADMIN:
@@ -111,7 +117,7 @@ def change_member_role(
 def remove_member(
     session: Session, *, workspace_id: str, user_id: str, if_match: str | None = None
 ) -> WorkspaceMember:
-    _lock_members(session, workspace_id)
+    lock_workspace(session, workspace_id)  # ("one ADMIN stays": counted one at a time)
     member, _ = _get_member(session, workspace_id, user_id)
     check_if_match(if_match, member.id, stamp_version(member.updated_at))
     if member.role == Role.ADMIN:
@@ -138,15 +144,6 @@ def _get_member(session: Session, workspace_id: str, user_id: str) -> tuple[Work
     if row is None:
         raise NotFound("Member")
     return row[0], row[1]
-
-
-def _lock_members(session: Session, workspace_id: str) -> None:
-    """Changes to a workspace's members wait for each other (the workspace row's lock, on
-    PostgreSQL; SQLite has one writer anyway), so that "keep one ADMIN" holds when two ADMINs
-    are demoted or removed at once."""
-    session.execute(
-        select(Workspace.id).where(Workspace.id == workspace_id).with_for_update(key_share=True)
-    ).first()
 
 
 def _ensure_another_admin(session: Session, workspace_id: str) -> None:
