@@ -26,7 +26,8 @@ def test_org_admin_creates_and_lists_users(admin: Api) -> None:
     assert user["name"] == "Ada"
     assert user["email"] == email
     assert user["isOrgAdmin"] is False
-    assert set(user) == {"$id", "name", "email", "isOrgAdmin", "$createdAt", "$updatedAt"}
+    assert user["active"] is True
+    assert set(user) == {"$id", "name", "email", "isOrgAdmin", "active", "$createdAt", "$updatedAt"}
     listed = admin.ok("GET", "/users")
     assert listed["total"] == 2  # the admin and Ada
     assert user in listed["documents"]
@@ -181,6 +182,22 @@ def test_org_admin_can_revoke_anyones_key(admin: Api) -> None:
     bob_key = bob.ok("GET", "/me")["key"]
     admin.ok("DELETE", f"/keys/{bob_key['$id']}")
     assert bob.get("/me").status_code == 401
+
+
+def test_a_user_holds_at_most_25_unrevoked_keys(admin: Api) -> None:
+    user, api = make_user(admin)  # (one key already)
+    for number in range(24):
+        api.ok("POST", "/keys", {"name": f"key {number}"})
+    for refused in (
+        api.post("/keys", json={"name": "one too many"}),
+        admin.post(f"/users/{user['$id']}/keys", json={"name": "one too many"}),
+    ):
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["details"]["reason"] == "key_limit"
+    assert admin.ok("GET", f"/users/{user['$id']}/keys")["total"] == 25
+    some_key = admin.ok("GET", f"/users/{user['$id']}/keys")["documents"][-1]
+    api.ok("DELETE", f"/keys/{some_key['$id']}")
+    api.ok("POST", "/keys", {"name": "in its place"})
 
 
 def test_revoking_unknown_key_is_404(admin: Api) -> None:

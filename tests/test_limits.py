@@ -65,6 +65,20 @@ def test_each_key_has_its_own_budget(limited: Api, database: Database) -> None:
     assert other.get("/me").status_code == 200
 
 
+def test_one_users_keys_share_one_budget(limited: Api) -> None:
+    """The budget is the user's: a second key of theirs draws on the same one, so minting
+    keys buys no more requests (the audit found each key had a budget of its own)."""
+    minted = limited.post("/keys", json={"name": "second"})
+    assert minted.status_code == 201
+    assert minted.headers["RateLimit-Remaining"] == "2"
+    second = limited.as_(minted.json()["data"]["key"])
+    assert second.get("/me").headers["RateLimit-Remaining"] == "1"
+    assert limited.get("/me").headers["RateLimit-Remaining"] == "0"
+    refused = second.get("/me")
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "RATE_LIMITED"
+
+
 def test_public_routes_are_not_limited(limited: Api) -> None:
     for _ in range(5):
         assert limited.client.get("/healthz").status_code == 200

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sprintboard.access import Caller
 from sprintboard.concurrency import IfMatch
+from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
 from sprintboard.errors import Unauthenticated
 from sprintboard.idempotency import forget_saved_response, save_response
@@ -405,9 +406,8 @@ def caller_of(request: Request) -> Caller:
     state = _state(request)
     caller: Caller | None = state.get("caller")
     if caller is None:
-        scheme, _, secret = (request.headers.get("authorization") or "").partition(" ")
-        secret = secret.strip()
-        if scheme.lower() != "bearer" or not secret:
+        secret = bearer_secret(request.scope["headers"])
+        if secret is None:
             raise Unauthenticated()
         caller = state["caller"] = authenticate(session_of(request), secret)
     return caller

@@ -38,9 +38,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sprintboard.credentials import bearer_secret, hash_secret
 from sprintboard.db import Database
 from sprintboard.errors import Conflict, InvalidRequest, error_response
-from sprintboard.models import ApiKey, IdempotentRequest, utcnow
+from sprintboard.identity.service import usable_key
+from sprintboard.models import IdempotentRequest, utcnow
 
 logger = logging.getLogger("sprintboard.idempotency")
 
@@ -102,7 +104,7 @@ class IdempotencyMiddleware:
             await self.app(scope, receive, send)
             return
         key = _header(scope, b"idempotency-key")
-        secret = _bearer_secret(scope)
+        secret = bearer_secret(scope["headers"])
         if key is None or secret is None:
             await self.app(scope, receive, send)
             return
@@ -116,9 +118,7 @@ class IdempotencyMiddleware:
             )
             return
         database: Database = scope["app"].state.database
-        api_key_id = await database.call(
-            _api_key_id, database, hashlib.sha256(secret.encode()).hexdigest()
-        )
+        api_key_id = await database.call(_api_key_id, database, hash_secret(secret))
         if api_key_id is None:
             await self.app(scope, receive, send)
             return
@@ -319,18 +319,11 @@ def _kept_headers(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
 
 
 def _api_key_id(database: Database, secret_hash: str) -> str | None:
-    """The key's id if it may be used (neither revoked nor expired); the route then answers
-    401 to anything else, a repeat included."""
+    """The key's id if it may be used (see `usable_key`); the route then answers 401 to
+    anything else, a repeat included."""
     with database.session(write=False) as session:
-        row = session.execute(
-            select(ApiKey.id, ApiKey.expires_at).where(
-                ApiKey.secret_hash == secret_hash, ApiKey.revoked_at.is_(None)
-            )
-        ).first()
-    if row is None or (row.expires_at is not None and row.expires_at <= utcnow()):
-        return None
-    key_id: str = row.id
-    return key_id
+        usable = usable_key(session, secret_hash)
+    return usable[0] if usable is not None else None
 
 
 def _canonical(body: bytes) -> bytes:
@@ -364,11 +357,3 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return str(value.decode("latin-1").strip())
     return None
-
-
-def _bearer_secret(scope: Scope) -> str | None:
-    value = _header(scope, b"authorization")
-    if value is None:
-        return None
-    scheme, _, secret = value.partition(" ")
-    return secret.strip() or None if scheme.lower() == "bearer" else None

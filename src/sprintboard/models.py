@@ -24,6 +24,7 @@ from sqlalchemy import (
     UniqueConstraint,
     event,
     text,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -129,6 +130,8 @@ class User(Timestamped, Base):
     email: Mapped[str] = mapped_column(String(320))
     email_normalized: Mapped[str] = mapped_column(String(320), unique=True)
     is_org_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    active: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    """False once offboarded: none of the user's keys authenticate; their records stay."""
 
 
 class ApiKey(Timestamped, Base):

@@ -1,9 +1,13 @@
-"""Rate limits: a budget per API key, and a budget of failed authentications per client address.
+"""Rate limits: a budget per user, across all their keys, and a budget of failed
+authentications per client address.
 
 It is ASGI middleware around the routes, not a dependency, so that a request over budget is
 refused before its body is read and before it opens a database session (on SQLite a write
-session takes the database lock). To count without a query, a key is identified by the
-SHA-256 of its secret: one secret is one key, and the digest is what the database stores.
+session takes the database lock). The budget is the user's, not the key's: a user who mints
+more keys gets no more requests (contract §14). Which user a key belongs to never changes, so
+each process remembers it (`KeyOwners`) after one indexed lookup of the key's SHA-256; a key
+that stops authenticating (revoked, expired, its user deactivated) is forgotten at its first
+401, and from then on counts as no key.
 
 Each budget is a fixed window (`SPRINTBOARD_RATE_LIMIT`, default `600/minute`, parsed by the
 `limits` package), counted in this process, or in Redis through `limits`' RedisStorage when
@@ -14,14 +18,14 @@ tries Redis again after a few seconds, so an outage costs one short timeout per 
 logged once, never an error to the client; responses keep their `RateLimit-*` headers.
 
 Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
-`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers of the key's budget
-whenever the request carries a key; every other response, and every 401, shows the client
-address's budget of failed authentications. A response of 401 counts against the client
-address; an address that has used up its failures gets 429 for every authenticated route
-until its window resets.
+`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers of the user's budget
+whenever the request carries a usable key; every other response, and every 401, shows the
+client address's budget of failed authentications. A response of 401 counts against the
+client address (`scope["client"]`, as `addresses.py` resolved it: forwarding headers only
+from trusted proxies); an address that has used up its failures gets 429 for every
+authenticated route until its window resets.
 """
 
-import hashlib
 import logging
 import math
 import time
@@ -33,7 +37,10 @@ from starlette._utils import get_route_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
+from sprintboard.credentials import bearer_secret, hash_secret, well_formed
+from sprintboard.db import Database
 from sprintboard.errors import RateLimited, error_response
+from sprintboard.identity.service import usable_key
 
 logger = logging.getLogger("sprintboard.ratelimit")
 
@@ -171,12 +178,47 @@ def make_storage(settings: Settings) -> Counters:
     return LocalCounters()
 
 
+class KeyOwners:
+    """Which user each key secret belongs to, remembered in this process (by the secret's
+    SHA-256, as the database stores it). Only keys that authenticate are remembered, so an
+    unknown secret costs a lookup each time (the failed-authentication budget bounds that)."""
+
+    MAX_REMEMBERED = 100_000
+
+    def __init__(self) -> None:
+        self._owners: dict[str, str] = {}
+
+    async def owner(self, scope: Scope, secret: str) -> str | None:
+        if not well_formed(secret):
+            return None
+        digest = hash_secret(secret)
+        owner = self._owners.get(digest)
+        if owner is None:
+            database: Database = scope["app"].state.database
+            usable = await database.call(_usable_key, database, digest)
+            if usable is None:
+                return None
+            if len(self._owners) >= self.MAX_REMEMBERED:
+                self._owners.clear()
+            owner = self._owners[digest] = usable[1]
+        return owner
+
+    def forget(self, secret: str) -> None:
+        self._owners.pop(hash_secret(secret), None)
+
+
+def _usable_key(database: Database, digest: str) -> tuple[str, str] | None:
+    with database.session(write=False) as session:
+        return usable_key(session, digest)
+
+
 class RateLimitMiddleware:
     def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
         self.app = app
         storage = make_storage(settings)
         outage = Outage()
-        self.keys = Budget(parse(settings.rate_limit), storage, "key", outage)
+        self.owners = KeyOwners()
+        self.users = Budget(parse(settings.rate_limit), storage, "user", outage)
         self.failures = Budget(parse(settings.auth_failure_limit), storage, "authfail", outage)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -195,16 +237,16 @@ class RateLimitMiddleware:
             # response does: the address's failed authentications, not counted here.
             await self.app(scope, receive, _with_headers(send, self.failures.peek(address), scope))
             return
-        secret = _bearer_secret(scope)
+        secret = bearer_secret(scope["headers"])
+        owner = await self.owners.owner(scope, secret) if secret is not None else None
         # Past its budget of failed authentications an address is refused whatever it sends
         # that fails to authenticate; a valid key still works, so one misbehaving client
-        # behind a shared address cannot lock everyone else out. (A request with a key looks
-        # at that budget only if its answer is a 401.)
-        failures = self.failures.peek(address) if secret is None else None
+        # behind a shared address cannot lock everyone else out.
+        failures = self.failures.peek(address) if owner is None else None
         if failures is not None and not failures.allowed:
             await self._refuse(failures, scope, receive, send)
             return
-        verdict = self.keys.hit(hashlib.sha256(secret).hexdigest()) if secret is not None else None
+        verdict = self.users.hit(owner) if owner is not None else None
         if verdict is not None and not verdict.allowed:
             await self._refuse(verdict, scope, receive, send)
             return
@@ -225,6 +267,8 @@ class RateLimitMiddleware:
                     # past it, a request that sent a key gets the 429 instead.
                     failed = self.failures.hit(address)
                     headers = failed.headers()
+                    if secret is not None:
+                        self.owners.forget(secret)  # (revoked, expired or deactivated since)
                     if secret is not None and not failed.allowed:
                         refused = failed
                 if headers:
@@ -267,14 +311,3 @@ def _with_headers(send: Send, verdict: Verdict, scope: Scope) -> Send:
         await send(message)
 
     return send_with_headers
-
-
-def _bearer_secret(scope: Scope) -> bytes | None:
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            scheme, _, secret = value.partition(b" ")
-            secret = bytes(secret.strip())
-            if scheme.lower() == b"bearer" and secret:
-                return secret
-            return None
-    return None

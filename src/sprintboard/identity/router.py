@@ -13,6 +13,7 @@ from sprintboard.identity.schemas import (
     Me,
     UserCreate,
     UserRead,
+    UserUpdate,
     key_json,
     user_json,
 )
@@ -58,11 +59,56 @@ async def list_users(session: SessionDep, caller: CallerDep, page: PageDep) -> R
     return many([user_json(u) for u in users], total)
 
 
+@router.patch(
+    "/users/{userId}",
+    response_model=One[UserRead],
+    responses=error_responses(400, 403, 404, 409, 412),
+    summary="Change a user: name, organization admin, active (organization admins)",
+)
+async def update_user(
+    user_id: Annotated[str, Path(alias="userId")],
+    body: UserUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
+) -> Response:
+    caller.require_org_admin()
+    user = service.update_user(
+        session,
+        caller=caller,
+        user_id=user_id,
+        name=body.name,
+        is_org_admin=body.is_org_admin,
+        active=body.active,
+        fields=body.model_fields_set,
+        if_match=if_match,
+    )
+    return one(user_json(user))
+
+
+@router.get(
+    "/users/{userId}/keys",
+    response_model=Many[KeyRead],
+    responses=error_responses(400, 403, 404),
+    summary="List a user's API keys, without their secrets (organization admins)",
+)
+async def list_user_keys(
+    user_id: Annotated[str, Path(alias="userId")],
+    session: SessionDep,
+    caller: CallerDep,
+    page: PageDep,
+) -> Response:
+    caller.require_org_admin()
+    owner = service.get_user(session, user_id)
+    keys, total = service.list_keys(session, user_id=owner.id, limit=page.limit, offset=page.offset)
+    return many([key_json(k) for k in keys], total)
+
+
 @router.post(
     "/users/{userId}/keys",
     status_code=201,
     response_model=One[KeyCreated],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 403, 404, 409),
     summary="Issue an API key for a user (organization admins)",
 )
 async def create_user_key(
@@ -80,7 +126,7 @@ async def create_user_key(
     "/keys",
     status_code=201,
     response_model=One[KeyCreated],
-    responses=error_responses(400),
+    responses=error_responses(400, 409),
     summary="Create an API key for yourself",
 )
 async def create_key(body: KeyCreate, session: SessionDep, caller: CallerDep) -> Response:

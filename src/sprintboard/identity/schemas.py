@@ -15,6 +15,17 @@ class UserCreate(RequestModel):
     is_org_admin: bool = Field(False, alias="isOrgAdmin")
 
 
+class UserUpdate(RequestModel):
+    # Absent means "unchanged"; an explicit null is refused (defaults are not validated).
+    name: Name = None  # type: ignore[assignment]
+    is_org_admin: bool = Field(None, alias="isOrgAdmin")  # type: ignore[assignment]
+    active: bool = Field(
+        None,  # type: ignore[assignment]
+        description="False offboards the user: every key of theirs stops at once (401); "
+        "their records stay.",
+    )
+
+
 # FastAPI validates the decoded body in Python mode, where a strict enum wants a Permission
 # instance and refuses the JSON string; lax mode accepts exactly the member values.
 PermissionIn = Annotated[Permission, Field(strict=False)]
@@ -36,6 +47,7 @@ class UserRead(Timestamps):
     name: str
     email: str
     is_org_admin: bool = Field(alias="isOrgAdmin")
+    active: bool
 
 
 class KeyRead(Timestamps):
@@ -67,6 +79,7 @@ def user_json(user: User) -> dict[str, Any]:
         "name": user.name,
         "email": user.email,
         "isOrgAdmin": user.is_org_admin,
+        "active": user.active,
         "$createdAt": iso(user.created_at),
         "$updatedAt": iso(user.updated_at),
     }

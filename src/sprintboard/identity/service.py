@@ -1,9 +1,7 @@
 """Users and API keys: creation, authentication, revocation."""
 
-import hashlib
 import hmac
 import re
-import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -11,32 +9,23 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, Permission
+from sprintboard.access import Caller, Permission, for_change
 from sprintboard.concurrency import check_if_match, stamp_version
-from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from sprintboard.credentials import hash_secret, new_secret, well_formed
+from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
 from sprintboard.sql import raw
 
-SECRET_PREFIX = "sb_"
+MAX_KEYS_PER_USER = 25
+"""Unrevoked keys one user may hold: each is a way in to revoke when a user leaves."""
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """`lastUsedAt` is written at most this often per key, so reads do not write on every call."""
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_SECRET = re.compile(r"^sb_[A-Za-z0-9_-]{43}$")
-
-
-def hash_secret(secret: str) -> str:
-    """SHA-256 suffices: the secrets carry 256 random bits, so there is nothing to brute-force."""
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def new_secret() -> str:
-    return SECRET_PREFIX + secrets.token_urlsafe(32)
-
 
 _AUTHENTICATE = """
 SELECT k.id, k.secret_hash, k.permissions, k.workspace_id, k.expires_at, k.last_used_at,
-       k.revoked_at, u.id, u.name, u.email, u.is_org_admin
+       k.revoked_at, u.id, u.name, u.email, u.is_org_admin, u.active
 FROM api_keys k JOIN users u ON u.id = k.user_id
 WHERE k.secret_hash = :secret_hash
 """
@@ -44,7 +33,7 @@ WHERE k.secret_hash = :secret_hash
 
 def authenticate(session: Session, secret: str) -> Caller:
     """The caller behind an API key secret. Runs on every request, hence plain SQL."""
-    if not _SECRET.match(secret):
+    if not well_formed(secret):
         raise Unauthenticated()
     secret_hash = hash_secret(secret)
     db = raw(session)
@@ -56,6 +45,8 @@ def authenticate(session: Session, secret: str) -> Caller:
     now = utcnow()
     if revoked_at is not None:
         raise Unauthenticated("This API key has been revoked.")
+    if not codec.bool(row[11]):
+        raise Unauthenticated("This API key's user has been deactivated.")
     expires = codec.moment(expires_at)
     if expires is not None and expires <= now:
         raise Unauthenticated("This API key has expired.")
@@ -75,6 +66,27 @@ def authenticate(session: Session, secret: str) -> Caller:
         key_permissions=frozenset(permissions) if permissions is not None else None,
         key_workspace_id=workspace_id,
     )
+
+
+_USABLE_KEY = """
+SELECT k.id, k.user_id, k.expires_at
+FROM api_keys k JOIN users u ON u.id = k.user_id
+WHERE k.secret_hash = :secret_hash AND k.revoked_at IS NULL AND u.active
+"""
+
+
+def usable_key(session: Session, secret_hash: str) -> tuple[str, str] | None:
+    """The id and owner of the key with this secret hash if it would authenticate (neither
+    revoked nor expired, its user active): what the middleware needs before the route
+    authenticates (the rate budget to draw on, the idempotency record to claim)."""
+    db = raw(session)
+    row = db.row(_USABLE_KEY, {"secret_hash": secret_hash})
+    if row is None:
+        return None
+    expires = db.codec.moment(row[2])
+    if expires is not None and expires <= utcnow():
+        return None
+    return row[0], row[1]
 
 
 def create_user(session: Session, *, name: str, email: str, is_org_admin: bool = False) -> User:
@@ -105,6 +117,67 @@ def get_user(session: Session, user_id: str) -> User:
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("User")
+    return user
+
+
+def update_user(
+    session: Session,
+    *,
+    caller: Caller,
+    user_id: str,
+    name: str | None,
+    is_org_admin: bool | None,
+    active: bool | None,
+    fields: set[str],
+    if_match: str | None,
+) -> User:
+    """An organization admin's change to a user: name, organization admin, active.
+
+    Both rows are locked (in id order), and the caller's standing read again under the lock:
+    two admins who demote each other at once take turns, and the second, no longer an admin,
+    is refused. An admin may not deactivate themself (Jira's and Linear's rule: it would lock
+    them out of the panel that undoes it), nor give up admin while no other active admin
+    remains (409 `last_admin`).
+    """
+    rows: Sequence[User] = session.scalars(
+        for_change(
+            session,
+            select(User).where(User.id.in_({user_id, caller.user_id})).order_by(User.id),
+            User,
+        )
+    ).all()
+    by_id = {user.id: user for user in rows}
+    me = by_id.get(caller.user_id)
+    if me is None or not me.active:
+        raise Unauthenticated()
+    if not me.is_org_admin:
+        raise Forbidden(Permission.ORG_ADMIN)
+    user = by_id.get(user_id)
+    if user is None:
+        raise NotFound("User")
+    check_if_match(if_match, user.id, stamp_version(user.updated_at))
+    if user.id == caller.user_id:
+        if "active" in fields and active is False:
+            raise Conflict("cannot_deactivate_self", "You cannot deactivate yourself.")
+        if "is_org_admin" in fields and is_org_admin is False and user.is_org_admin:
+            other_admins = session.scalar(
+                select(func.count())
+                .select_from(User)
+                .where(User.is_org_admin, User.active, User.id != user.id)
+            )
+            if not other_admins:
+                raise Conflict(
+                    "last_admin", "You are the last organization admin; appoint another first."
+                )
+    changed = False
+    if "name" in fields and name is not None and name != user.name:
+        user.name, changed = name, True
+    if "is_org_admin" in fields and is_org_admin is not None and is_org_admin != user.is_org_admin:
+        user.is_org_admin, changed = is_org_admin, True
+    if "active" in fields and active is not None and active != user.active:
+        user.active, changed = active, True
+    if changed:
+        user.updated_at = touched(user.updated_at)
     return user
 
 
@@ -139,6 +212,8 @@ def create_key(
             workspace_id = caller.key_workspace_id
     if expires_at is not None and expires_at <= utcnow():
         raise InvalidRequest("expiresAt", "invalid_value", "expiresAt: must be in the future.")
+    if caller is not None:  # (`create-admin` is the way back in for an admin who lost them all)
+        _check_key_limit(session, owner)
     # The workspace locked for key share, as the key's row will: a delete of it waits for
     # this key (and takes it along), or has gone first and the workspace is not found.
     if workspace_id is not None and (
@@ -166,6 +241,23 @@ def create_key(
     session.add(key)
     session.flush()
     return key, secret
+
+
+def _check_key_limit(session: Session, owner: User) -> None:
+    """409 `key_limit` once `owner` holds `MAX_KEYS_PER_USER` unrevoked keys. The owner's
+    row is locked first, so two creates at once count one after the other."""
+    session.execute(for_change(session, select(User.id).where(User.id == owner.id), User)).first()
+    held = session.scalar(
+        select(func.count())
+        .select_from(ApiKey)
+        .where(ApiKey.user_id == owner.id, ApiKey.revoked_at.is_(None))
+    )
+    if (held or 0) >= MAX_KEYS_PER_USER:
+        raise Conflict(
+            "key_limit",
+            f"A user holds at most {MAX_KEYS_PER_USER} unrevoked keys; revoke one first.",
+            limit=MAX_KEYS_PER_USER,
+        )
 
 
 def list_keys(

@@ -1,0 +1,40 @@
+"""API key secrets: how a request carries one and how one is stored, in one place for the
+route (`deps.caller_of`), the rate limiter and the idempotency layer, so that all three read
+the same key from the same header.
+
+A secret travels as `Authorization: Bearer sb_...` and is stored only as its SHA-256: the
+secrets carry 256 random bits, so there is nothing to brute-force, and a digest needs no salt
+to be looked up by.
+"""
+
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable
+
+SECRET_PREFIX = "sb_"
+_SECRET = re.compile(r"^sb_[A-Za-z0-9_-]{43}$")
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def well_formed(secret: str) -> bool:
+    """Whether `secret` could be one this service issued (anything else is refused unread)."""
+    return _SECRET.match(secret) is not None
+
+
+def bearer_secret(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The secret of the first `Authorization` header (raw ASGI headers), if it is a bearer
+    credential; None for no header, another scheme, or an empty secret."""
+    for name, value in headers:
+        if name == b"authorization":
+            scheme, _, secret = value.decode("latin-1").strip().partition(" ")
+            secret = secret.strip()
+            return secret if scheme.lower() == "bearer" and secret else None
+    return None
