@@ -21,6 +21,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sprintboard.addresses import ClientAddresses
 from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
@@ -85,14 +86,16 @@ class RequestContextMiddleware:
     process, only the request id), and writes the request's access line.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, addresses: ClientAddresses) -> None:
         self.app = app
+        self.addresses = addresses
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        self.addresses.resolve(scope)  # (the one place: every layer inside sees the client)
         request_id = new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
         header = [(b"x-request-id", request_id.encode()), *_SECURITY_HEADERS]
@@ -239,7 +242,7 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
         )
     if settings.opentelemetry:
         stack = ExceptionTelemetryMiddleware(stack)
-    return RequestContextMiddleware(stack)
+    return RequestContextMiddleware(stack, addresses=ClientAddresses(settings.trusted_proxies))
 
 
 def _add_health_routes(app: FastAPI) -> None:

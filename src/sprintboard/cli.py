@@ -143,7 +143,9 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         log_level=settings.log_level.lower(),
         access_log=False,  # sprintboard.logs writes the access line, with the request id
         log_config=None,  # uvicorn's own records go through the JSON handler too
-        proxy_headers=True,
+        # Forwarding headers are believed only from SPRINTBOARD_TRUSTED_PROXIES, by the app
+        # (sprintboard.addresses); uvicorn's own trusts 127.0.0.1 whatever is configured.
+        proxy_headers=False,
     )
 
 

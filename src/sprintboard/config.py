@@ -21,6 +21,15 @@ class Settings(BaseSettings):
     to authenticate gets 429 instead of 401 (valid keys keep working)."""
     rate_limit_prefix: str = "sprintboard"
     """Namespace of the rate-limit counters in Redis: instances that share it share a budget."""
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Peers (addresses or networks, comma-separated) whose `Forwarded` / `X-Forwarded-For`
+    headers name the client; from anyone else those headers are ignored. Empty by default."""
+    max_requests_in_progress: int = Field(256, ge=1)
+    """Requests one process holds at once; past it, 503 UNAVAILABLE with `Retry-After` at once."""
+    header_timeout: float = Field(10.0, gt=0)
+    """Seconds a client has to send a request's headers (else 408 and the connection closes)."""
+    body_timeout: float = Field(30.0, gt=0)
+    """Seconds a client has to send a request's body once its headers are in (else 408)."""
     log_level: str = "INFO"
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
@@ -73,6 +82,26 @@ class Settings(BaseSettings):
         if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ValueError("expected DEBUG, INFO, WARNING, ERROR or CRITICAL")
         return level
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [entry.strip() for entry in value.split(",") if entry.strip()]
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        from sprintboard.addresses import parse_networks
+
+        try:
+            parse_networks(value)
+        except ValueError as error:
+            raise ValueError(
+                f"expected addresses or networks such as 10.0.0.0/8: {error}"
+            ) from None
+        return value
 
     @field_validator("cors_origins", mode="before")
     @classmethod

@@ -78,5 +78,6 @@ def log_access(scope: Scope, status: int, started: float, request_id: str) -> No
                 "status": status,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                 "request_id": request_id,
+                "client": client[0] if (client := scope.get("client")) else None,
             },
         )
