@@ -19,13 +19,19 @@ from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
 from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.addresses import ClientAddresses
 from sprintboard.config import Settings
-from sprintboard.db import Database
+from sprintboard.db import Database, is_unavailable
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
-from sprintboard.errors import error_response, install_error_handlers
+from sprintboard.errors import (
+    Unavailable,
+    app_error_response,
+    error_response,
+    install_error_handlers,
+)
 from sprintboard.events.delivery import run_worker
 from sprintboard.events.router import router as events_router
 from sprintboard.events.service import DELIVERIES_WRITTEN
@@ -74,6 +80,10 @@ class _RequestIds:
 new_request_id = _RequestIds().new
 
 
+DATABASE_UNAVAILABLE = "The database cannot be reached; retry shortly."
+DATABASE_RETRY = 2
+"""Seconds a client is asked to wait (`Retry-After`) while the database cannot be reached."""
+
 _SECURITY_HEADERS = [
     (b"cache-control", b"no-store"),
     (b"x-content-type-options", b"nosniff"),
@@ -110,13 +120,22 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_headers)
-        except Exception:
-            logger.exception("unhandled error", extra={"request_id": request_id})
+        except Exception as error:
+            if is_unavailable(error):
+                # Expected while the database restarts or is out of reach: no stack trace.
+                logger.warning(
+                    "database unavailable: %s",
+                    str(error).strip().splitlines()[0] if str(error).strip() else repr(error),
+                    extra={"request_id": request_id},
+                )
+                response = app_error_response(Unavailable(DATABASE_UNAVAILABLE, DATABASE_RETRY))
+            else:
+                logger.exception("unhandled error", extra={"request_id": request_id})
+                response = error_response(
+                    500, "INTERNAL", "An unexpected error occurred.", {"requestId": request_id}
+                )
             if status:
                 raise
-            response = error_response(
-                500, "INTERNAL", "An unexpected error occurred.", {"requestId": request_id}
-            )
             response.raw_headers += shown_headers(scope)
             await response(scope, receive, send_with_headers)
         finally:
@@ -251,17 +270,27 @@ def _add_health_routes(app: FastAPI) -> None:
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], responses={503: {"description": "Database unreachable"}})
-    async def readyz() -> JSONResponse:
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        responses={
+            503: _error("Database unreachable", {"Retry-After": {"schema": {"type": "integer"}}})
+        },
+    )
+    async def readyz() -> Response:
         """The database answers."""
         database: Database = app.state.database
         try:
-            with database.engine.connect() as connection:
-                connection.execute(text("SELECT 1"))
-        except Exception:
-            logger.warning("readiness check failed", exc_info=True)
-            return JSONResponse({"status": "unavailable"}, status_code=503)
+            await database.call(_ping, database)  # (in a thread on PostgreSQL: it may wait)
+        except Exception as error:
+            logger.warning("readiness check failed: %r", error)
+            return app_error_response(Unavailable(DATABASE_UNAVAILABLE, DATABASE_RETRY))
         return JSONResponse({"status": "ok"})
+
+
+def _ping(database: Database) -> None:
+    with database.engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -325,6 +354,11 @@ def _document_cross_cutting_responses(method: str, operation: dict[str, Any]) ->
             {"Retry-After": {"schema": {"type": "integer"}}, **_RATE_LIMIT_HEADERS},
         ),
     }
+    extra["503"] = _error(
+        "The database cannot be reached, or this process is at its limit of requests in "
+        "progress: retry after `Retry-After` seconds",
+        {"Retry-After": {"schema": {"type": "integer"}}},
+    )
     if method in ("post", "put", "patch"):
         extra["400"] = _error("Invalid request (see `details.field` and `details.reason`)")
         extra["413"] = _error("Body over 1 MiB")

@@ -10,6 +10,7 @@ from more processes; across processes, SQLite writes take the lock up front with
 `BEGIN IMMEDIATE` and PostgreSQL relies on row locks.
 """
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ from psycopg.types.json import set_json_loads
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from sprintboard.sql import READS, WRITES, AutocommitReads
@@ -38,6 +40,20 @@ def must_run_again(error: BaseException) -> bool:
     return isinstance(cause, psycopg.Error) and cause.sqlstate in _RUN_AGAIN
 
 
+CONNECT_TIMEOUT = 5
+"""Seconds to wait for a PostgreSQL connection before the request gets 503 UNAVAILABLE."""
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """Whether `error` says the database cannot be used right now (unreachable, restarting,
+    out of connections, locked past the busy timeout), not that the request was wrong: the
+    answer is 503 UNAVAILABLE with `Retry-After`, never a 500."""
+    if isinstance(error, PoolTimeout):
+        return True
+    cause = error.orig if isinstance(error, DBAPIError) else error  # (raw driver SQL too)
+    return isinstance(cause, psycopg.OperationalError | sqlite3.OperationalError)
+
+
 def normalize_url(url: str) -> URL:
     """Accept plain `postgresql://` URLs and pick the psycopg 3 driver for them."""
     parsed = make_url(url)
@@ -52,9 +68,20 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(parsed, connect_args={"check_same_thread": False})
         _configure_sqlite(engine)
         return engine
-    # No pre-ping: it costs a round trip per request. A connection the server dropped fails
-    # its statement, SQLAlchemy invalidates the pool, and the next request reconnects.
-    engine = create_engine(parsed, pool_size=10, max_overflow=20, pool_recycle=1800)
+    # Pre-ping: a pooled connection that died while idle (the server restarted) is replaced
+    # at checkout instead of failing the request that drew it (the audit saw one 500 per
+    # stale connection after a restart). It costs a write request one round trip; reads run
+    # on kept connections (`sql.AutocommitReads`), which re-run their statement instead.
+    engine = create_engine(
+        parsed,
+        pool_size=10,
+        max_overflow=20,
+        pool_recycle=1800,
+        pool_pre_ping=True,
+        connect_args={}
+        if "connect_timeout" in parsed.query
+        else {"connect_timeout": CONNECT_TIMEOUT},
+    )
 
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -99,6 +99,16 @@ class RateLimited(AppError):
         )
 
 
+class Unavailable(AppError):
+    status = 503
+    code = "UNAVAILABLE"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(
+            message, {"retryAfter": retry_after}, headers={"Retry-After": str(retry_after)}
+        )
+
+
 STATUS_CODES = {
     400: "INVALID_REQUEST",
     401: "UNAUTHENTICATED",
@@ -111,7 +121,12 @@ STATUS_CODES = {
     415: "UNSUPPORTED_MEDIA_TYPE",
     429: "RATE_LIMITED",
     500: "INTERNAL",
+    503: "UNAVAILABLE",
 }
+
+
+def app_error_response(error: AppError) -> Response:
+    return error_response(error.status, error.code, error.message, error.details, error.headers)
 
 
 def error_response(

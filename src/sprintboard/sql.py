@@ -173,6 +173,7 @@ class AutocommitReads:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self.dialect = engine.dialect.name
         self._local = threading.local()
         self._held: list[PoolProxiedConnection] = []
         self._lock = threading.Lock()
@@ -184,6 +185,12 @@ class AutocommitReads:
         return kept.raw
 
     def _keep(self) -> "_Kept":
+        raw = _KeptRaw(self, *self._connect())
+        kept = _Kept(raw)
+        weakref.finalize(kept, self._give_back_current, raw)  # (not `kept`: it is going)
+        return kept
+
+    def _connect(self) -> tuple[PoolProxiedConnection, Any]:
         connection = self._engine.raw_connection()
         driver_connection: Any = connection.driver_connection
         if self._engine.dialect.name == "postgresql":
@@ -191,9 +198,10 @@ class AutocommitReads:
         # (SQLite connections are always in autocommit until a BEGIN; see db.py.)
         with self._lock:
             self._held.append(connection)
-        kept = _Kept(connection, Raw(self._engine.dialect.name, driver_connection))
-        weakref.finalize(kept, self._give_back, connection)
-        return kept
+        return connection, driver_connection
+
+    def _give_back_current(self, raw: "_KeptRaw") -> None:
+        self._give_back(raw.connection)
 
     def _give_back(self, connection: PoolProxiedConnection) -> None:
         with self._lock:
@@ -220,14 +228,41 @@ class AutocommitReads:
         self._local = threading.local()
 
 
+class _KeptRaw(Raw):
+    """The `Raw` of a kept read connection. A statement that finds the connection dropped by
+    the server (a restart while it sat idle) runs again, once, on a new one, instead of
+    failing its request: safe because it is a read in autocommit, so it changed nothing and
+    nothing earlier in the request depends on that connection."""
+
+    def __init__(
+        self, reads: AutocommitReads, connection: PoolProxiedConnection, driver_connection: Any
+    ) -> None:
+        super().__init__(reads.dialect, driver_connection)
+        self.reads = reads
+        self.connection = connection
+
+    def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+        try:
+            return super().run(sql, params)
+        except Exception:
+            if not _broken(self.connection):
+                raise
+        self.reads._give_back(self.connection)
+        self.connection, self._dbapi = self.reads._connect()
+        return super().run(sql, params)
+
+
 class _Kept:
     """A thread's kept connection; when the thread ends, this goes and the connection with it."""
 
-    __slots__ = ("__weakref__", "connection", "raw")
+    __slots__ = ("__weakref__", "raw")
 
-    def __init__(self, connection: PoolProxiedConnection, raw: Raw) -> None:
-        self.connection = connection
+    def __init__(self, raw: _KeptRaw) -> None:
         self.raw = raw
+
+    @property
+    def connection(self) -> PoolProxiedConnection:
+        return self.raw.connection
 
 
 def _broken(connection: PoolProxiedConnection) -> bool:
