@@ -19,10 +19,12 @@ from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
 from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.addresses import ClientAddresses
+from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
 from sprintboard.config import Settings
 from sprintboard.db import Database, is_unavailable
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
@@ -80,6 +82,8 @@ class _RequestIds:
 new_request_id = _RequestIds().new
 
 
+CLIENT_CLOSED_REQUEST = 499
+"""The access line's status for a request its client abandoned (nginx's convention)."""
 DATABASE_UNAVAILABLE = "The database cannot be reached; retry shortly."
 DATABASE_RETRY = 2
 """Seconds a client is asked to wait (`Retry-After`) while the database cannot be reached."""
@@ -120,6 +124,11 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_headers)
+        except ClientDisconnect:
+            # The client went away before its request was in: nobody to answer, and nothing
+            # went wrong here. (`status` stays 0 unless an answer had begun.)
+            logger.info("client disconnected mid-request", extra={"request_id": request_id})
+            status = status or CLIENT_CLOSED_REQUEST
         except Exception as error:
             if is_unavailable(error):
                 # Expected while the database restarts or is out of reach: no stack trace.
@@ -219,7 +228,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 
 def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
     """The layers every request passes, outermost first: request id, security headers, 500s
-    and the access log; CORS (only when origins are configured); the rate limits; the body
+    and the access log; load shedding (503 past the requests-in-progress cap); the body's
+    deadline (408); CORS (only when origins are configured); the rate limits; the body
     guard (413, 415); idempotency; the exception handlers; the routes. Cheap refusals come
     before expensive work: a request over its budget is refused before its body is read or a
     database session is opened.
@@ -261,6 +271,8 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
         )
     if settings.opentelemetry:
         stack = ExceptionTelemetryMiddleware(stack)
+    stack = BodyTimeoutMiddleware(stack, timeout=settings.body_timeout)
+    stack = LoadShedMiddleware(stack, max_in_progress=settings.max_requests_in_progress)
     return RequestContextMiddleware(stack, addresses=ClientAddresses(settings.trusted_proxies))
 
 

@@ -134,8 +134,11 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
             workers,
             workers,
         )
+    from sprintboard.server import HeaderTimeoutProtocol
+
     uvicorn.run(
         "sprintboard.app:create_app",
+        http=HeaderTimeoutProtocol,  # (uvicorn bounds nothing before a request's headers)
         factory=True,
         host=host,
         port=port,

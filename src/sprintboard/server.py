@@ -1,0 +1,92 @@
+"""uvicorn's HTTP protocol with a deadline for request headers (used by `sprintboard serve`).
+
+uvicorn 0.54 bounds nothing before a request's headers are complete: its keep-alive timer
+is reset by every byte, and a connection that never sends anything has no timer at all, so a
+client dripping a header line every few seconds holds a socket for ever (the audit kept 500
+of them open for 32 s and more). Here a connection has `SPRINTBOARD_HEADER_TIMEOUT` seconds
+(default 10) from its start, or from the end of its last response, to complete a request's
+headers; past that it is answered 408 in the usual envelope and closed. A request whose
+headers are in is the app's business (its body deadline: `clients.BodyTimeoutMiddleware`).
+"""
+
+import asyncio
+import functools
+from typing import Any
+
+import orjson
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Protocol
+except ImportError:  # (httptools comes with uvicorn[standard], the pinned dependency)
+    from uvicorn.protocols.http.h11_impl import H11Protocol as _Protocol  # type: ignore[assignment]
+
+from sprintboard.config import Settings
+
+
+@functools.cache
+def header_timeout() -> float:
+    """Read once per process (worker processes inherit the environment)."""
+    return Settings().header_timeout
+
+
+def _timeout_response() -> bytes:
+    body = orjson.dumps(
+        {
+            "error": {
+                "code": "REQUEST_TIMEOUT",
+                "message": "The request's headers did not arrive in time.",
+                "details": {},
+            }
+        }
+    )
+    head = (
+        "HTTP/1.1 408 Request Timeout\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+TIMEOUT_RESPONSE = _timeout_response()
+
+
+class HeaderTimeoutProtocol(_Protocol):
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._await_headers()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._header_timer is not None and self._in_progress():
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._await_headers()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        super().connection_lost(exc)
+
+    def _in_progress(self) -> bool:
+        """Whether a request's headers are in and its response is not yet complete."""
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def _await_headers(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        self._header_timer = self.loop.call_later(header_timeout(), self._headers_too_slow)
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self._in_progress():
+            return
+        self.transport.write(TIMEOUT_RESPONSE)
+        self.transport.close()
