@@ -10,7 +10,9 @@ It is one test with a subtest per promise: the promises share one topology, whic
 seconds to start, and one test function is never split across pytest-xdist's workers (the
 suite runs with `--dist load`, under which a module's tests may go to both, each starting a
 topology of its own). Each subtest first starts again any process an earlier one killed, so
-each stands alone; every wait is bounded.
+each stands alone; every wait is bounded. The deliveries of a killed worker are sent again
+only once their lease has run out (40 s), so 2 and 4 run between the kill (3a) and the check
+(3b); 5 restarts the servers, and so comes last.
 """
 
 import contextlib
@@ -53,36 +55,43 @@ def topology() -> Iterator[Topology]:
 def test_the_deployment_keeps_its_promises(
     topology: Topology, subtests: pytest.Subtests, record_property: Callable[[str, Any], None]
 ) -> None:
-    steps: list[tuple[str, Callable[[Topology, Clients], dict[str, Any]]]] = [
-        ("1 consecutive unique keys across instances", keys_stay_consecutive),
-        ("2 one rate budget across instances", rate_budget_is_shared),
-        ("3 every event delivered after a worker is killed", events_survive_a_killed_worker),
-        ("4 no acknowledged write lost when an instance is killed", writes_survive_a_killed_serve),
-    ]
-    for name, step in steps:
+    def step(name: str, run: Callable[[Clients], Any]) -> Any:
+        """Run one subtest; its result (None if it failed). Facts about it (a dict result,
+        or the result's `facts()`) are recorded and printed (shown with -rP or -s)."""
+        result = None
         with subtests.test(name):
             started = time.monotonic()
             topology.revive()
             try:
                 with Clients() as clients:
-                    facts = step(topology, clients)
+                    result = run(clients)
             except AssertionError as error:
                 raise AssertionError(f"{error}\n{topology.logs()}") from error
+            facts = result if isinstance(result, dict) else getattr(result, "facts", dict)()
             facts["seconds"] = round(time.monotonic() - started, 1)
             for fact, value in facts.items():
                 record_property(f"{name}: {fact}", value)
-            print(f"{name}: {facts}")  # (shown with -rP or -s)
+            print(f"{name}: {facts}")
+        return result
 
-    restarts: Restarts | None = None
-    with subtests.test("5 every process recovers by itself from PostgreSQL and Redis restarts"):
-        topology.revive()
-        try:
-            with Clients() as clients:
-                restarts = restart_the_servers_under_load(topology, clients)
-            restarts.check_recovered()
-            print(f"5: {restarts.facts()}")  # (shown with -rP or -s)
-        except AssertionError as error:
-            raise AssertionError(f"{error}\n{topology.logs()}") from error
+    step("1 consecutive unique keys across instances", lambda c: keys_stay_consecutive(topology, c))
+    # 3's redeliveries wait for the killed worker's lease (40 s): 2 and 4 run meanwhile.
+    killed: KilledWorker | None = step(
+        "3a a worker SIGKILLed in the middle of a delivery", lambda c: kill_a_worker(topology, c)
+    )
+    step("2 one rate budget across instances", lambda c: rate_budget_is_shared(topology, c))
+    step(
+        "4 no acknowledged write lost when an instance is SIGKILLed",
+        lambda c: writes_survive_a_killed_serve(topology, c),
+    )
+    step(
+        "3b every event of 3a delivered, each under one webhook-id",
+        lambda c: KilledWorker.check_delivered(killed, c),
+    )
+    restarts: Restarts | None = step(
+        "5 every process recovers by itself from PostgreSQL and Redis restarts",
+        lambda c: restart_the_servers_under_load(topology, c).check_recovered(),
+    )
     with subtests.test("5b no 500: during an outage 503 or success only, none after it"):
         assert restarts is not None, "the restart scenario did not run to its end"
         restarts.check_no_500()
@@ -257,7 +266,77 @@ MARGIN = 0.5
 """Seconds between a 2xx answer and the kill, past which the answer counts as recorded."""
 
 
-def events_survive_a_killed_worker(topology: Topology, clients: Clients) -> dict[str, Any]:
+@dataclass
+class KilledWorker:
+    """Events whose deliveries were under way when a worker was killed."""
+
+    topology: Topology
+    path: str
+    webhook_id: str
+    task_ids: set[str]
+    killed_at: float
+
+    def check_delivered(self: "KilledWorker | None", clients: Clients) -> dict[str, Any]:
+        assert self is not None, "no worker was killed"
+        topology, path = self.topology, self.path
+        admin = clients.of(topology.serves[0], topology.admin_key)
+
+        def delivered_ids() -> set[str]:
+            return {
+                a.body["data"]["workItem"]["$id"]
+                for a in topology.receiver.at(path)
+                if a.status == 200 and a.body.get("type") == "task.created"
+            }
+
+        def all_recorded_delivered() -> bool:
+            listed = data(
+                admin.get(f"/webhooks/{self.webhook_id}/deliveries", params={"limit": 500})
+            )
+            return listed["total"] == len(self.task_ids) and all(
+                d["status"] == "DELIVERED" for d in listed["documents"]
+            )
+
+        # The killed worker's claims are sent again once their lease runs out (40 s with
+        # the default timeout).
+        wait_until(lambda: delivered_ids() >= self.task_ids, 90, "every event answered 2xx")
+        wait_until(all_recorded_delivered, 90, "every delivery recorded as delivered")
+
+        arrivals = topology.receiver.at(path)
+        assert all(a.signed for a in arrivals), "a delivery whose signature did not verify"
+        assert delivered_ids() == self.task_ids
+        per_id = Counter(a.webhook_id for a in arrivals)
+        assert len(per_id) == len(self.task_ids), "one webhook-id per event, on every attempt"
+        subject: dict[str, set[str]] = defaultdict(set)
+        for arrival in arrivals:
+            subject[arrival.webhook_id].add(arrival.body["data"]["workItem"]["$id"])
+        assert all(len(ids) == 1 for ids in subject.values())
+
+        answered_before_kill = {
+            a.webhook_id
+            for a in arrivals
+            if a.status == 200
+            and a.answered_at is not None
+            and a.answered_at < self.killed_at - MARGIN
+        }
+        resent_after_2xx = sorted(
+            webhook_id
+            for webhook_id in answered_before_kill
+            if any(
+                a.webhook_id == webhook_id and a.received_at > self.killed_at - MARGIN
+                for a in arrivals
+            )
+        )
+        if RESENT_AFTER_2XX_IS_A_FAILURE:
+            assert not resent_after_2xx, f"sent again after a 2xx answer: {resent_after_2xx}"
+        return {
+            "events": len(self.task_ids),
+            "requests": len(arrivals),
+            "webhook-ids received more than once": sum(1 for n in per_id.values() if n > 1),
+            "resent after a 2xx answer": len(resent_after_2xx),
+        }
+
+
+def kill_a_worker(topology: Topology, clients: Clients) -> KilledWorker:
     apis = [clients.of(server, topology.admin_key) for server in topology.serves]
     body = board(apis[0], "HOOK")
     path = "/hooks/killed-worker"
@@ -280,7 +359,6 @@ def events_survive_a_killed_worker(topology: Topology, clients: Clients) -> dict
     finally:
         for worker in topology.workers:
             worker.send(signal.SIGCONT)
-    task_ids = {task["$id"] for task in created}
 
     # Kill the worker that holds a slow send, its round's quick ones answered meanwhile.
     pids = {worker.pid: worker for worker in topology.workers}
@@ -299,54 +377,8 @@ def events_survive_a_killed_worker(topology: Topology, clients: Clients) -> dict
     wait_until(a_worker_is_mid_delivery, 30, "a worker in the middle of a slow delivery")
     killed_at = time.monotonic()
     victim[0].send(signal.SIGKILL)
-    victim[0].stop()  # (reaped)
-    topology.revive()  # a new worker in its place
-
-    # Its claims are retried once their lease runs out (40 s with the default timeout).
-    def delivered_ids() -> set[str]:
-        return {
-            a.body["data"]["workItem"]["$id"]
-            for a in topology.receiver.at(path)
-            if a.status == 200 and a.body.get("type") == "task.created"
-        }
-
-    def all_recorded_delivered() -> bool:
-        listed = data(apis[0].get(f"/webhooks/{webhook_id}/deliveries", params={"limit": 500}))
-        return listed["total"] == len(task_ids) and all(
-            d["status"] == "DELIVERED" for d in listed["documents"]
-        )
-
-    wait_until(lambda: delivered_ids() >= task_ids, 90, "every event answered 2xx")
-    wait_until(all_recorded_delivered, 90, "every delivery recorded as delivered")
-
-    arrivals = topology.receiver.at(path)
-    assert all(a.signed for a in arrivals), "a delivery whose signature did not verify"
-    assert delivered_ids() == task_ids
-    per_id = Counter(a.webhook_id for a in arrivals)
-    assert len(per_id) == len(task_ids), "one webhook-id per event, the same on every attempt"
-    subject: dict[str, set[str]] = defaultdict(set)
-    for arrival in arrivals:
-        subject[arrival.webhook_id].add(arrival.body["data"]["workItem"]["$id"])
-    assert all(len(ids) == 1 for ids in subject.values())
-
-    answered_before_kill = {
-        a.webhook_id
-        for a in arrivals
-        if a.status == 200 and a.answered_at is not None and a.answered_at < killed_at - MARGIN
-    }
-    resent_after_2xx = sorted(
-        webhook_id
-        for webhook_id in answered_before_kill
-        if any(a.webhook_id == webhook_id and a.received_at > killed_at - MARGIN for a in arrivals)
-    )
-    if RESENT_AFTER_2XX_IS_A_FAILURE:
-        assert not resent_after_2xx, f"sent again after a 2xx answer: {resent_after_2xx}"
-    return {
-        "events": len(task_ids),
-        "requests": len(arrivals),
-        "webhook-ids received more than once": sum(1 for n in per_id.values() if n > 1),
-        "resent after a 2xx answer": len(resent_after_2xx),
-    }
+    victim[0].stop()  # (reaped; the next step starts a new one in its place)
+    return KilledWorker(topology, path, webhook_id, {t["$id"] for t in created}, killed_at)
 
 
 # --- 4 -----------------------------------------------------------------------------------
@@ -457,7 +489,7 @@ class Restarts:
                 return server
         return None
 
-    def check_recovered(self) -> None:
+    def check_recovered(self) -> "Restarts":
         assert not self.processes_started_again, f"died: {self.processes_started_again}"
         assert self.undelivered == 0, f"{self.undelivered} events were never delivered"
         for server, _, up in self.outages:
@@ -466,6 +498,7 @@ class Restarts:
                     c.instance == instance and c.started > up and c.status == 201
                     for c in self.calls
                 ), f"{instance} created nothing after {server} came back"
+        return self
 
     def check_no_500(self) -> None:
         wrong_during = [c for c in self.calls if self.during(c) and not _ok_or_503(c)]

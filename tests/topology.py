@@ -54,10 +54,14 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
         time.sleep(0.05)
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+"""Looked up here, not in the child: between fork and exec a child of a process with threads
+must not take locks (the dynamic loader's among them)."""
+
+
 def _die_with_parent(signum: int) -> Callable[[], None]:
     def set_parent_death_signal() -> None:  # (in the child, after any change of user)
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signum)  # PR_SET_PDEATHSIG
+        _LIBC.prctl(1, signum)  # PR_SET_PDEATHSIG
 
     return set_parent_death_signal
 
