@@ -304,7 +304,10 @@ class Sprintboard(Child):
         assert self.port is not None
         return f"http://127.0.0.1:{self.port}"
 
-    def wait_ready(self, timeout: float = 90) -> None:
+    def wait_ready(self, timeout: float = 180) -> None:
+        """Wait until it serves (a worker: delivers). A start is mostly imports: a few
+        seconds each, but on a machine shared with other test runs, six starting at once took
+        over a minute and a half."""
         wait_until(self._ready, timeout, f"{self.name} ready")
 
     def _ready(self) -> bool:
