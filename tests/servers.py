@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.factories import TEST_SECRET_KEY
+
 SPRINTBOARD = Path(sys.executable).with_name("sprintboard")
 
 
@@ -53,6 +55,7 @@ def running_server(
                 env={
                     **os.environ,
                     "SPRINTBOARD_DATABASE_URL": database_url,
+                    "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
                     **(env or {}),
                 },
                 stdout=subprocess.DEVNULL,
