@@ -4,6 +4,7 @@ how many a workspace may have."""
 import asyncio
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -206,3 +207,36 @@ def test_a_secret_stored_in_plain_text_is_encrypted_by_the_next_command(
         assert row.legacy_secret is None
         assert row.secret_encrypted is not None
         assert BOX.open(row.secret_encrypted) == plain
+
+
+@pytest.mark.postgresql_only
+def test_on_postgresql_commands_refuse_to_start_without_the_server_key(
+    database_url: str,
+) -> None:
+    """Instances must share the key, so none may make up its own: one line, exit 2."""
+    for command in (["serve", "--port", "0"], ["worker"], ["migrate"], ["create-admin"]):
+        result = run(database_url, *command, SPRINTBOARD_SECRET_KEY="")
+        assert result.returncode == 2, (command, result.stderr)
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith("sprintboard: SPRINTBOARD_SECRET_KEY is required"), line
+
+
+def test_on_sqlite_a_server_key_is_generated_once_beside_the_database(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'board.db'}"
+    key_file = tmp_path / "board.db.secret-key"
+    first = run(url, "migrate", SPRINTBOARD_SECRET_KEY="")
+    assert first.returncode == 0, first.stderr
+    key = key_file.read_text().strip()
+    assert len(key) >= 32
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert str(key_file) in first.stderr
+    assert key not in first.stderr
+
+    second = run(url, "create-admin", SPRINTBOARD_SECRET_KEY="")
+    assert second.returncode == 0, second.stderr
+    assert "secret-key" not in second.stderr  # (said once, when it was made)
+    assert key_file.read_text().strip() == key
+
+    short = run(url, "migrate", SPRINTBOARD_SECRET_KEY="too short")
+    assert short.returncode == 2
+    assert short.stderr.startswith("sprintboard: SPRINTBOARD_SECRET_KEY: "), short.stderr
