@@ -153,7 +153,7 @@ async def list_webhooks(
     "/workspaces/{id}/webhooks",
     status_code=201,
     response_model=One[WebhookCreated],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 403, 404, 409),
     tags=["webhooks"],
     summary="Subscribe a URL to a workspace's events",
 )

@@ -93,10 +93,11 @@ def refusal(url: str, *, allow_private: bool) -> str | None:
     if _is_local_name(host):
         return f"{host} is not a public address."
     literal = literal_address(host)
-    addresses = [literal] if literal is not None else _resolve_briefly(host)
-    for address in addresses:
+    if literal is not None:
+        return None if is_public(literal) else f"{host} ({literal}) is not a public address."
+    for address in _resolve_briefly(host):
         if not is_public(address):
-            return f"{host} is or resolves to {address}, which is not a public address."
+            return f"{host} resolves to {address}, which is not a public address."
     return None
 
 
