@@ -56,6 +56,7 @@ def running_server(
                     **os.environ,
                     "SPRINTBOARD_DATABASE_URL": database_url,
                     "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
+                    "SPRINTBOARD_WEBHOOK_ALLOW_PRIVATE": "true",  # (receivers on 127.0.0.1)
                     **(env or {}),
                 },
                 stdout=subprocess.DEVNULL,
