@@ -259,5 +259,9 @@ def seed_env(database_url: str) -> dict[str, str]:
         # The benchmark is one client sending as fast as it can: the per-key limit would only
         # measure 429s.
         "SPRINTBOARD_RATE_LIMIT": "1000000000/minute",
+        # (PostgreSQL needs one; every process of a run shares it.)
+        "SPRINTBOARD_SECRET_KEY": os.environ.get(
+            "SPRINTBOARD_SECRET_KEY", "bench-server-key-not-a-secret-0123456789"
+        ),
         "PYTHONUNBUFFERED": "1",
     }

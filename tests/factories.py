@@ -10,6 +10,8 @@ from sprintboard.db import Database
 from sprintboard.identity import service
 
 API = "/api/v1"
+TEST_SECRET_KEY = "test-server-key-0123456789abcdef-0123456789"
+"""The server key (`SPRINTBOARD_SECRET_KEY`) of the tests' apps, workers and commands."""
 _counter = itertools.count(1)
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.factories import TEST_SECRET_KEY
+
 SPRINTBOARD = Path(sys.executable).with_name("sprintboard")
 
 
@@ -53,6 +55,8 @@ def running_server(
                 env={
                     **os.environ,
                     "SPRINTBOARD_DATABASE_URL": database_url,
+                    "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
+                    "SPRINTBOARD_WEBHOOK_ALLOW_PRIVATE": "true",  # (receivers on 127.0.0.1)
                     **(env or {}),
                 },
                 stdout=subprocess.DEVNULL,

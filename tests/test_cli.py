@@ -7,14 +7,22 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect
 
-from tests.factories import Api
+from tests.factories import TEST_SECRET_KEY, Api
 
 SPRINTBOARD = str(Path(sys.executable).parent / "sprintboard")
 
 
 def run(database_url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`sprintboard ARGS` with this database, and any other SPRINTBOARD_* variables."""
-    return sprintboard(*args, **{"SPRINTBOARD_DATABASE_URL": database_url, **env})
+    """`sprintboard ARGS` with this database, the tests' server key (unless `env` says
+    otherwise), and any other SPRINTBOARD_* variables."""
+    return sprintboard(
+        *args,
+        **{
+            "SPRINTBOARD_DATABASE_URL": database_url,
+            "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
+            **env,
+        },
+    )
 
 
 def sprintboard(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

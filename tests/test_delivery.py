@@ -23,10 +23,10 @@ from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.events import service as events
 from sprintboard.events.delivery import DeliveryOptions, claim_due, run_worker
-from tests.factories import Api, make_org_admin, make_project, make_workspace
+from tests.factories import TEST_SECRET_KEY, Api, make_org_admin, make_project, make_workspace
 from tests.test_events import make_task
 from tests.test_limits import REDIS_URL
-from tests.test_webhooks import FAST, Receiver, make_webhook
+from tests.test_webhooks import FAST, LOOPBACK, Receiver, make_webhook
 from tests.test_webhooks import receiver as receiver  # the fixture
 
 
@@ -74,7 +74,7 @@ def test_a_commit_wakes_an_idle_worker_of_its_process(
     workspace = make_workspace(admin)
     project = make_project(admin, workspace["$id"])
     make_webhook(admin, workspace["$id"], receiver.url, ["task.created"])
-    idle = DeliveryOptions(timeout=2.0, poll_interval=60)
+    idle = DeliveryOptions(timeout=2.0, poll_interval=60, **LOOPBACK)
     with WorkerThread(database_url, idle):
         time.sleep(0.3)  # its first round found nothing: the next poll is a minute away
         make_task(admin, project)
@@ -152,10 +152,10 @@ def test_a_claim_abandoned_by_a_crashed_worker_is_retried(
     # The dead worker's lease is short (but long enough for the check that it is waited
     # for); the live worker's send may take its time: a 0.2 s send timeout on a loaded
     # machine made a third attempt.
-    short_lease = DeliveryOptions(timeout=0.2, lease_margin=2.0)
+    short_lease = DeliveryOptions(timeout=0.2, lease_margin=2.0, **LOOPBACK)
     (claimed,) = claim_due(database, limit=50, options=short_lease)  # ...and the worker dies
 
-    patient = DeliveryOptions(timeout=10.0, backoff_base=0.01, poll_interval=0.02)
+    patient = DeliveryOptions(timeout=10.0, backoff_base=0.01, poll_interval=0.02, **LOOPBACK)
     with WorkerThread(database_url, patient):
         time.sleep(0.2)
         assert receiver.requests == [], "a leased delivery waits for its lease"
@@ -177,6 +177,8 @@ def worker_process(
         **os.environ,
         "SPRINTBOARD_DATABASE_URL": database_url,
         "SPRINTBOARD_LOG_LEVEL": "WARNING",
+        "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
+        "SPRINTBOARD_WEBHOOK_ALLOW_PRIVATE": "true",
         **{f"SPRINTBOARD_{name.upper()}": value for name, value in settings.items()},
     }
     worker = subprocess.Popen(
@@ -228,10 +230,8 @@ def test_two_workers_deliver_each_event_once(
     assert all(ns == sorted(ns) for ns in per_item.values()), "out of order for an item"
 
 
-def test_serve_delivers_in_process(database: Database, database_url: str) -> None:
-    app = create_app(
-        Settings(database_url=database_url, deliver_events=True, gc_freeze=False), database=database
-    )
+def test_serve_delivers_in_process(settings: Settings, database: Database) -> None:
+    app = create_app(settings.model_copy(update={"deliver_events": True}), database=database)
     with Receiver() as receiver, TestClient(app) as client:
         admin = Api(client, make_org_admin(database))
         workspace = make_workspace(admin)

@@ -21,7 +21,7 @@ from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.db import Database, normalize_url
 from sprintboard.sql import raw
-from tests.factories import make_org_admin
+from tests.factories import TEST_SECRET_KEY, make_org_admin
 from tests.servers import SPRINTBOARD, Server, _wait_ready, free_port
 
 KILLS = 3
@@ -46,6 +46,7 @@ class Serve:
                 env={
                     **os.environ,
                     "SPRINTBOARD_DATABASE_URL": self.database_url,
+                    "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
                     "SPRINTBOARD_RATE_LIMIT": "1000000/minute",
                     "SPRINTBOARD_DELIVER_EVENTS": "false",
                     "SPRINTBOARD_LOG_LEVEL": "WARNING",
@@ -175,7 +176,8 @@ def test_a_thread_per_request_does_not_use_up_the_pool(database: Database) -> No
     send far more requests than the pool holds.
     """
     key = make_org_admin(database)
-    app = create_app(Settings(database_url=database.url, deliver_events=False), database=database)
+    settings = Settings(database_url=database.url, deliver_events=False, secret_key=TEST_SECRET_KEY)
+    app = create_app(settings, database=database)
     client = TestClient(app, base_url="http://testserver")
     headers = {"Authorization": f"Bearer {key}"}
     for _ in range(45):  # the pool holds 15 connections on SQLite, 30 on PostgreSQL

@@ -15,7 +15,7 @@ from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.logs import JsonFormatter
-from tests.factories import Api, make_org_admin
+from tests.factories import TEST_SECRET_KEY, Api, make_org_admin
 
 
 @pytest.mark.parametrize(
@@ -200,14 +200,15 @@ def test_the_log_level_comes_from_settings(settings: Settings, database: Databas
 def test_a_started_app_freezes_its_start_up_objects(database: Database) -> None:
     """`gc_freeze` (on by default): once started, the collector leaves start-up's objects be."""
     gc.unfreeze()
-    app = create_app(Settings(database_url=database.url, deliver_events=False), database=database)
+    on = Settings(database_url=database.url, deliver_events=False, secret_key=TEST_SECRET_KEY)
+    app = create_app(on, database=database)
     try:
         assert gc.get_freeze_count() == 0
         with TestClient(app):
             assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
-    off = Settings(database_url=database.url, deliver_events=False, gc_freeze=False)
+    off = on.model_copy(update={"gc_freeze": False})
     with TestClient(create_app(off, database=database)):
         assert gc.get_freeze_count() == 0
 

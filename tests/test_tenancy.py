@@ -44,6 +44,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     ("", "taskId"): "task",
     ("", "sprintId"): "sprint",
     ("", "commentId"): "comment",
+    ("", "deliveryId"): "delivery",
 }
 
 # Request bodies, by (method, path template); `{workspace}` etc. name objects of workspace A.
@@ -57,6 +58,9 @@ BODIES: dict[tuple[str, str], Any] = {
         "url": "https://example.com/hook",
         "events": ["task.created"],
     },
+    ("PATCH", f"{API}/webhooks/{{id}}"): {"url": "https://example.com/hijacked"},
+    ("POST", f"{API}/webhooks/{{id}}/test"): {},
+    ("POST", f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}/redeliver"): {},
     ("PATCH", f"{API}/projects/{{id}}"): {"name": "Hijacked"},
     ("POST", f"{API}/tasks"): {
         "name": "Hijack",
@@ -195,6 +199,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         f"/workspaces/{workspace['$id']}/webhooks",
         {"url": "https://example.com/a", "events": ["task.created"]},
     )
+    ping = owner.ok("POST", f"/webhooks/{webhook['$id']}/test")
     objects = {
         "workspace": workspace["$id"],
         "project": project["$id"],
@@ -205,6 +210,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "task_key": task["key"],
         "comment": comment["$id"],
         "webhook": webhook["$id"],
+        "delivery": ping["$id"],
     }
     return owner, objects
 
@@ -217,6 +223,7 @@ def _snapshot(owner: Api, objects: dict[str, str]) -> dict[str, Any]:
         "types": owner.ok("GET", f"/workspaces/{workspace}/work-item-types"),
         "projects": owner.ok("GET", f"/workspaces/{workspace}/projects"),
         "webhooks": owner.ok("GET", f"/workspaces/{workspace}/webhooks"),
+        "deliveries": owner.ok("GET", f"/webhooks/{objects['webhook']}/deliveries"),
         "sprint": owner.ok("GET", f"/sprints/{objects['sprint']}"),
         "task": owner.ok("GET", f"/tasks/{objects['task']}"),
         "tasks": owner.ok("GET", f"/tasks?workspaceId={workspace}"),

@@ -15,10 +15,23 @@ from standardwebhooks import Webhook as Verifier
 
 from sprintboard.db import Database
 from sprintboard.events.delivery import DeliveryOptions, deliver_due
-from tests.factories import Api, add_member, make_project, make_user, make_workspace
+from sprintboard.serverkey import SecretBox
+from tests.factories import (
+    TEST_SECRET_KEY,
+    Api,
+    add_member,
+    make_project,
+    make_user,
+    make_workspace,
+)
 from tests.test_events import make_task
 
-FAST = DeliveryOptions(timeout=2.0, backoff_base=0.01, backoff_max=0.05, poll_interval=0.02)
+BOX = SecretBox(TEST_SECRET_KEY)
+LOOPBACK = {"box": BOX, "allow_private": True}
+"""What the delivery options of tests need: the tests' server key, and receivers on loopback."""
+FAST = DeliveryOptions(
+    timeout=2.0, backoff_base=0.01, backoff_max=0.05, poll_interval=0.02, **LOOPBACK
+)
 
 
 class _Server(ThreadingHTTPServer):
@@ -255,7 +268,9 @@ def test_events_of_one_item_arrive_in_order(admin: Api, database: Database) -> N
 def test_a_webhook_failing_too_long_is_disabled(admin: Api, database: Database) -> None:
     workspace = make_workspace(admin)
     project = make_project(admin, workspace["$id"])
-    options = DeliveryOptions(timeout=0.5, backoff_base=0.01, give_up_after=timedelta(0))
+    options = DeliveryOptions(
+        timeout=0.5, backoff_base=0.01, give_up_after=timedelta(0), **LOOPBACK
+    )
     with Receiver() as receiver:
         closed_url = receiver.url
     webhook = make_webhook(admin, workspace["$id"], closed_url, ["task.created"])
@@ -277,7 +292,7 @@ def test_a_webhook_failing_too_long_is_disabled(admin: Api, database: Database) 
 def test_a_slow_receiver_times_out(admin: Api, database: Database) -> None:
     workspace = make_workspace(admin)
     project = make_project(admin, workspace["$id"])
-    options = DeliveryOptions(timeout=0.2, backoff_base=60)
+    options = DeliveryOptions(timeout=0.2, backoff_base=60, **LOOPBACK)
     # The receiver answers long after the 0.2 s timeout, so that the bound below also leaves
     # room for the rest of the round (claim, client set-up, settle), which on a loaded
     # machine took over 0.7 s.

@@ -34,9 +34,10 @@ from sprintboard.errors import (
     error_response,
     install_error_handlers,
 )
-from sprintboard.events.delivery import run_worker
+from sprintboard.events.delivery import DeliveryOptions, run_worker
 from sprintboard.events.router import router as events_router
 from sprintboard.events.service import DELIVERIES_WRITTEN
+from sprintboard.events.webhooks import WebhookPolicy
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
@@ -45,6 +46,7 @@ from sprintboard.projects.router import router as projects_router
 from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
 from sprintboard.routing import RouteIndex
+from sprintboard.serverkey import SecretBox, server_key
 from sprintboard.sprints.router import router as sprints_router
 from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
@@ -162,7 +164,11 @@ async def _stopped(deliveries: asyncio.Task[None], stop: asyncio.Event) -> None:
 
 
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
+    """Raises `serverkey.MissingServerKey` on PostgreSQL without `SPRINTBOARD_SECRET_KEY`."""
     settings = settings or Settings()
+    policy = WebhookPolicy(
+        box=SecretBox(server_key(settings)), allow_private=settings.webhook_allow_private
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -184,8 +190,10 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                 lifetime.enter_context(DELIVERIES_WRITTEN.listening(fan_out.announce))
             if settings.deliver_events:
                 stop = asyncio.Event()
+                options = DeliveryOptions(box=policy.box, allow_private=policy.allow_private)
                 deliveries = asyncio.create_task(
-                    run_worker(app.state.database, stop=stop, fan_out=fan_out), name="deliveries"
+                    run_worker(app.state.database, options=options, stop=stop, fan_out=fan_out),
+                    name="deliveries",
                 )
                 lifetime.push_async_callback(_stopped, deliveries, stop)
             if settings.gc_freeze:
@@ -211,6 +219,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         else {"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
+    app.state.webhook_policy = policy
     if database is not None:
         app.state.database = database
     for router in DOMAIN_ROUTERS:

@@ -4,12 +4,16 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
 from sprintboard.config import Settings
 from sprintboard.logs import configure_logging
+
+if TYPE_CHECKING:
+    from sprintboard.serverkey import SecretBox
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--batch-size",
         type=int,
         default=50,
-        help="deliveries claimed and sent concurrently per round (default: %(default)s)",
+        help="deliveries of one webhook in flight at a time, at most (default: %(default)s)",
     )
     worker.add_argument(
         "--poll-interval",
@@ -86,18 +90,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"sprintboard: {name}: {problem['msg']}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
+    from sprintboard.serverkey import MissingServerKey, SecretBox, server_key
+
+    try:
+        box = SecretBox(server_key(settings))
+    except (MissingServerKey, ValueError) as error:
+        print(f"sprintboard: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"sprintboard: cannot write the server key file: {error}", file=sys.stderr)
+        return 1
 
     try:
         if args.command == "migrate":
-            _migrate(settings)
+            _migrate(settings, box)
             print("database is up to date", file=sys.stderr)
         elif args.command == "serve":
-            _serve(settings, host=args.host, port=args.port, workers=args.workers)
+            _serve(settings, box, host=args.host, port=args.port, workers=args.workers)
         elif args.command == "worker":
-            _migrate(settings)
-            _worker(settings, batch_size=args.batch_size, poll_interval=args.poll_interval)
+            _migrate(settings, box)
+            _worker(settings, box, batch_size=args.batch_size, poll_interval=args.poll_interval)
         elif args.command == "create-admin":
-            _migrate(settings)
+            _migrate(settings, box)
             print(_create_admin(settings, name=args.name, email=args.email))
     except OperationalError as error:
         reason = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
@@ -117,16 +131,28 @@ def _in_range(low: int, high: int) -> Callable[[str], int]:
     return whole_number
 
 
-def _migrate(settings: Settings) -> None:
+def _migrate(settings: Settings, box: "SecretBox") -> None:
+    """Migrates, then seals any webhook secret still stored in plain text (migration 0005)."""
+    from sprintboard.db import Database
+    from sprintboard.events.webhooks import seal_legacy_secrets
     from sprintboard.migrations import migrate
 
     migrate(settings.database_url)
+    database = Database(settings.database_url)
+    try:
+        sealed = seal_legacy_secrets(database, box)
+    finally:
+        database.dispose()
+    if sealed:
+        logging.getLogger("sprintboard.serverkey").info(
+            "encrypted %d webhook secrets stored in plain text", sealed
+        )
 
 
-def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
+def _serve(settings: Settings, box: "SecretBox", *, host: str, port: int, workers: int) -> None:
     import uvicorn
 
-    _migrate(settings)
+    _migrate(settings, box)
     if workers > 1 and not settings.redis_url:
         logging.getLogger("sprintboard.ratelimit").warning(
             "%d workers without SPRINTBOARD_REDIS_URL: each counts rate limits on its own, "
@@ -152,7 +178,7 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     )
 
 
-def _worker(settings: Settings, *, batch_size: int, poll_interval: float) -> None:
+def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_interval: float) -> None:
     import asyncio
     import signal
 
@@ -160,7 +186,12 @@ def _worker(settings: Settings, *, batch_size: int, poll_interval: float) -> Non
     from sprintboard.events.delivery import DeliveryOptions, run_worker
     from sprintboard.events.fanout import RedisFanOut
 
-    options = DeliveryOptions(batch_size=batch_size, poll_interval=poll_interval)
+    options = DeliveryOptions(
+        batch_size=batch_size,
+        poll_interval=poll_interval,
+        box=box,
+        allow_private=settings.webhook_allow_private,
+    )
 
     async def run() -> None:
         stop = asyncio.Event()

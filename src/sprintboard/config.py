@@ -3,7 +3,7 @@
 import json
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -39,6 +39,13 @@ class Settings(BaseSettings):
     """Whether FastAPI's native OpenTelemetry traces, metrics and logs go to the globally
     configured providers; off by default, as asking whether they are configured costs
     every request several microseconds."""
+    secret_key: SecretStr | None = None
+    """The server key webhook secrets are encrypted with (at least 32 characters; every
+    instance of a deployment sets the same). Unset on SQLite: generated into a file beside
+    the database (`serverkey.server_key`); unset on PostgreSQL: commands refuse to start."""
+    webhook_allow_private: bool = False
+    """Whether webhooks may target loopback, private, link-local and other non-public
+    addresses (development and tests); off, such a URL is refused and never connected to."""
     gc_freeze: bool = True
     """Whether start-up's objects are moved out of the garbage collector's reach once the app
     has started (`gc.freeze()`); tests that build many apps in one process turn it off."""
@@ -53,6 +60,22 @@ class Settings(BaseSettings):
         except ValueError:
             raise ValueError(f"{value!r} is not a rate limit such as 600/minute") from None
         return value
+
+    @field_validator("secret_key", mode="before")
+    @classmethod
+    def _a_secret_key(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text == "" or text is None:
+            return None
+        if isinstance(text, str) and len(text) < 32:
+            raise ValueError("expected at least 32 characters")
+        return value
+
+    @property
+    def uses_postgresql(self) -> bool:
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.database_url).get_backend_name() != "sqlite"
 
     @field_validator("redis_url")
     @classmethod

@@ -10,7 +10,8 @@ Per API key and `Idempotency-Key`, for 24 hours:
   client may retry;
 - a repeat with the same method, path and body gets the stored status, body and headers
   (`Content-Type`, `Location`, `ETag`) plus `Idempotent-Replayed: true`, and creates nothing
-  (a new API key's secret is never stored: its replay shows `key: null`);
+  (a new API key's or webhook's secret is never stored in the clear: its replay shows
+  `key: null` or `secret: null`);
 - a repeat with another body is 409 `idempotency_key_reused`;
 - a repeat while the first is still running waits for it (up to `WAIT_SECONDS`), then replays
   it, or answers 409 `idempotency_key_in_progress`. A claim left by a process that died is
@@ -55,7 +56,11 @@ PURGE_EVERY_SECONDS = 60.0
 MAX_KEY_LENGTH = 255
 REPLAYED_HEADERS = frozenset({"content-type", "location", "etag"})
 _STATE = "idempotency_claim"
-_KEY_CREATION = re.compile(r"^/api/v1/(users/[^/]+/)?keys$")
+_SECRET_SHOWN_ONCE = (
+    (re.compile(r"^/api/v1/(users/[^/]+/)?keys$"), "key"),
+    (re.compile(r"^/api/v1/workspaces/[^/]+/webhooks$"), "secret"),
+)
+"""Creates whose response shows a secret once: (path, the field that holds it)."""
 
 
 @dataclass(slots=True)
@@ -288,14 +293,16 @@ def _settle(
 
 
 def _without_secret(path: str, body: bytes) -> bytes:
-    """A new API key's secret is stored only as a hash, so a replay shows the key without it
-    (`key: null`): the record is the same, and a client that lost the secret revokes the key.
+    """A new API key's secret is stored only as a hash, and a new webhook's only encrypted,
+    so a replay shows the record without it (`key: null`, `secret: null`): the record is the
+    same, and a client that lost the secret revokes the key or replaces the webhook.
     """
-    if not _KEY_CREATION.match(path):
+    field = next((name for pattern, name in _SECRET_SHOWN_ONCE if pattern.match(path)), None)
+    if field is None:
         return body
     document = orjson.loads(body)
-    if isinstance(document.get("data"), dict) and "key" in document["data"]:
-        document["data"]["key"] = None
+    if isinstance(document.get("data"), dict) and field in document["data"]:
+        document["data"][field] = None
     return orjson.dumps(document)
 
 

@@ -58,6 +58,9 @@ def configure_logging(level: str = "INFO") -> None:
     # Alembic's set-up chatter (a line per plugin it loads) on every start and CLI command;
     # the migrations it runs are still logged.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # httpx logs each request's full URL at INFO: a webhook's URL is the workspace's to see
+    # (in its deliveries), not the log's.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     if not any(isinstance(handler, _JsonHandler) for handler in root.handlers):
         handler = _JsonHandler()
         handler.setFormatter(JsonFormatter())

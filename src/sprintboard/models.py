@@ -342,7 +342,11 @@ class Webhook(Timestamped, Base):
     )
     url: Mapped[str] = mapped_column(String(2048))
     events: Mapped[list[str]] = mapped_column(JSONValue)
-    secret: Mapped[str] = mapped_column(String(128))
+    secret_encrypted: Mapped[str | None] = mapped_column(Text)
+    """The signing secret, sealed with the server key (`serverkey.SecretBox`)."""
+    legacy_secret: Mapped[str | None] = mapped_column("secret", String(128))
+    """A secret stored in plain text before migration 0005; the first command that knows
+    the server key seals it and empties this (`webhooks.seal_legacy_secrets`)."""
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     disabled_reason: Mapped[str | None] = mapped_column(Text)
     failing_since: Mapped[datetime | None]
@@ -361,7 +365,8 @@ class WebhookDelivery(Timestamped, Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
-    event_seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
+    event_seq: Mapped[int | None] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
+    """The event delivered; none for a `ping`, whose body is `payload`."""
     event_id: Mapped[str] = mapped_column(String(32))
     event_type: Mapped[str] = mapped_column(String(32))
     subject_id: Mapped[str] = mapped_column(String(32))
@@ -372,6 +377,8 @@ class WebhookDelivery(Timestamped, Base):
     response_status: Mapped[int | None] = mapped_column(Integer)
     last_error: Mapped[str | None] = mapped_column(Text)
     delivered_at: Mapped[datetime | None]
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """The body's `data` of a delivery that has no event (a `ping`)."""
 
 
 class IdempotentRequest(Base):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from sprintboard.config import Settings
-from tests.factories import Api
+from tests.factories import TEST_SECRET_KEY, Api
 
 DEFAULT_EXAMPLES = 3
 
@@ -30,6 +30,8 @@ def settings(database_url: str) -> Settings:
         gc_freeze=False,
         rate_limit="1000000/minute",
         auth_failure_limit="1000000/minute",
+        secret_key=TEST_SECRET_KEY,
+        webhook_allow_private=True,
     )
 
 

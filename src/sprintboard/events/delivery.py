@@ -1,42 +1,55 @@
-"""Delivering webhook events: signed (Standard Webhooks), at least once, in order per subject.
+"""Delivering webhook events: signed (Standard Webhooks), at least once, in order per subject,
+and each webhook on its own: one whose receiver is slow or dead holds up only its own queue.
 
-A round (`deliver_due`) has three steps, and only the middle one waits on the network:
+A worker (`run_worker`) loops over three steps, and never waits for a slow send:
 
-1. *Claim*, in one short transaction: pick due deliveries whose webhook is enabled and that
-   have no earlier pending delivery for the same webhook and subject (so event N+1 for a work
-   item never overtakes event N), lock them with `FOR UPDATE SKIP LOCKED` on PostgreSQL (on
-   SQLite the write transaction's `BEGIN IMMEDIATE` makes the claimer the only writer), and
-   lease them: `attempts + 1` and `next_attempt_at` pushed past the longest a send can take.
-   Another worker skips a leased delivery — and its successors, which stay blocked because it
-   is still pending — until the lease runs out.
-2. *Send*, outside any transaction, concurrently, over `httpx.AsyncClient` with a timeout.
-   The `webhook-id` is the delivery's `$id`, the same on every attempt.
-3. *Settle*, in one short transaction: delivered, or retried with exponential backoff, or
-   failed. A webhook that has failed for `give_up_after` (a day) without one success is
-   disabled, with the reason, and its pending deliveries fail with it.
+1. *Claim*, in one short transaction: the due deliveries that have no earlier pending
+   delivery for the same webhook and subject (so event N+1 for a work item never overtakes
+   event N), up to `batch_size` in flight per webhook (so a dead receiver ties up only its
+   own share), locked with `FOR UPDATE SKIP LOCKED` on PostgreSQL (on SQLite the write
+   transaction's `BEGIN IMMEDIATE` makes the claimer the only writer), and leased:
+   `attempts + 1` and `next_attempt_at` pushed past the longest a send can take. Another
+   worker skips a leased delivery — and its successors, which stay blocked because it is
+   still pending — until the lease runs out.
+2. *Send*, outside any transaction, over `httpx.AsyncClient` with a timeout, to public
+   addresses only unless allowed (`targets.GuardedTransport`), never following a redirect.
+   Each is sent as soon as it is claimed; the `webhook-id` is the delivery's `$id`, the
+   same on every attempt.
+3. *Settle* each delivery as its answer arrives (with any others that arrived meanwhile),
+   in a short transaction: delivered, or retried with exponential backoff, or failed. A
+   webhook that has failed for `give_up_after` (a day) without one success is disabled,
+   with the reason, and its pending deliveries fail with it.
 
-A worker that dies between 1 and 3 loses nothing: the lease expires and another round sends
-the delivery again (at least once; receivers deduplicate by `webhook-id`).
+The worker claims again as soon as outcomes are recorded or new deliveries are written. A
+worker that dies mid-send loses nothing and repeats only what was not yet answered: the
+lease expires and another worker sends those again (at least once; receivers deduplicate
+by `webhook-id`).
 """
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
-from sqlalchemy import Table, bindparam, exists, select, update
+from cryptography.fernet import InvalidToken
+from sqlalchemy import Table, bindparam, exists, func, select, update
 from sqlalchemy.orm import Session, aliased
 from standardwebhooks import Webhook as Signer
 
 from sprintboard.db import Database
 from sprintboard.events.service import DELIVERIES_WRITTEN
+from sprintboard.events.targets import GuardedTransport
 from sprintboard.models import Event, Webhook, WebhookDelivery, utcnow
 from sprintboard.responses import iso
+from sprintboard.serverkey import SecretBox
 
 if TYPE_CHECKING:  # (its Redis client costs 6 MiB, which a process without Redis does without)
     from sprintboard.events.fanout import RedisFanOut
@@ -58,11 +71,17 @@ class DeliveryOptions:
     give_up_after: timedelta = timedelta(hours=24)
     """A webhook failing this long is disabled; a delivery failing this long fails."""
     batch_size: int = 50
-    """Deliveries claimed (and sent concurrently) per round."""
+    """Deliveries of one webhook in flight (sent concurrently) at most, per worker."""
+    max_webhooks: int = 100
+    """Webhooks one claim takes deliveries of, at most."""
     poll_interval: float = 1.0
     """Seconds a worker waits when nothing was due."""
     lease_margin: float = 30.0
     """A claim outlives the longest send by this much before another worker may retry it."""
+    box: SecretBox | None = None
+    """Opens the webhooks' secrets; without it nothing can be signed (or sent)."""
+    allow_private: bool = False
+    """Whether receivers may be at non-public addresses (`SPRINTBOARD_WEBHOOK_ALLOW_PRIVATE`)."""
 
     @property
     def lease(self) -> timedelta:
@@ -79,7 +98,8 @@ class Claimed:
     attempts: int
     webhook_id: str
     url: str
-    secret: str
+    secret: str | None
+    """None: it could not be opened (sealed under another server key)."""
     body: bytes
     created_at: datetime
 
@@ -102,20 +122,72 @@ async def deliver_due(
     options: DeliveryOptions | None = None,
     client: httpx.AsyncClient | None = None,
 ) -> int:
-    """One round: claim up to `limit` due deliveries, send them, record the outcomes.
-
-    Returns how many were attempted (0: nothing is due).
-    """
+    """One round: claim up to `limit` due deliveries per webhook, send them, record each
+    outcome as it arrives. Returns how many were attempted (0: nothing is due)."""
     options = options or DeliveryOptions()
-    claimed = claim_due(database, limit=limit, options=options)
+    claimed = await database.call(
+        functools.partial(claim_due, database, limit=limit, options=options)
+    )
     if not claimed:
         return 0
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
             client = await stack.enter_async_context(http_client(options))
-        outcomes = await asyncio.gather(*(send(client, d, options) for d in claimed))
-    settle(database, outcomes, options)
+        recorder = Recorder(database, options)
+        recording = asyncio.create_task(recorder.run())
+        await asyncio.gather(*[recorder.start(client, delivery) for delivery in claimed])
+        recorder.close()
+        await recording
     return len(claimed)
+
+
+class Recorder:
+    """Records outcomes as they arrive: those that arrive while others are being written
+    are written together, in one transaction, and none waits for a slower send. So a
+    delivery answered 2xx is not sent again because a sibling is slow or the worker dies."""
+
+    def __init__(self, database: Database, options: DeliveryOptions) -> None:
+        self.database = database
+        self.options = options
+        self.in_flight: dict[str, int] = {}
+        """Deliveries sent and not yet recorded, per webhook."""
+        self.recorded = asyncio.Event()
+        self._outcomes: asyncio.Queue[Outcome | None] = asyncio.Queue()
+
+    def start(self, client: httpx.AsyncClient, delivery: Claimed) -> "asyncio.Task[None]":
+        """Sends `delivery` (counted in flight from now on) and records its outcome."""
+        self.in_flight[delivery.webhook_id] = self.in_flight.get(delivery.webhook_id, 0) + 1
+        return asyncio.create_task(self._send(client, delivery))
+
+    async def _send(self, client: httpx.AsyncClient, delivery: Claimed) -> None:
+        try:
+            outcome = await send(client, delivery, self.options)
+        except Exception as error:  # (whatever it was, the attempt failed: record it)
+            outcome = Outcome(delivery, None, f"{type(error).__name__}: {error}"[:1000])
+        self._outcomes.put_nowait(outcome)
+
+    def close(self) -> None:
+        """No more sends: `run` returns once the outcomes so far are recorded."""
+        self._outcomes.put_nowait(None)
+
+    async def run(self) -> None:
+        closed = False
+        while not closed:
+            arrived = [await self._outcomes.get()]
+            while not self._outcomes.empty():
+                arrived.append(self._outcomes.get_nowait())
+            outcomes = [outcome for outcome in arrived if outcome is not None]
+            closed = len(outcomes) < len(arrived)
+            try:
+                await self.database.call(settle, self.database, outcomes, self.options)
+            except Exception:  # (their leases run out, and they are sent again)
+                logger.exception("could not record the outcomes of webhook deliveries")
+            for outcome in outcomes:
+                webhook_id = outcome.delivery.webhook_id
+                self.in_flight[webhook_id] -= 1
+                if not self.in_flight[webhook_id]:
+                    del self.in_flight[webhook_id]
+            self.recorded.set()
 
 
 async def run_worker(
@@ -125,29 +197,59 @@ async def run_worker(
     stop: asyncio.Event | None = None,
     fan_out: "RedisFanOut | None" = None,
 ) -> None:
-    """Deliver until `stop` is set: rounds back to back while work is due; else wait for the
-    next poll, or less: a commit in this process that wrote deliveries wakes the loop at once,
-    and so, through Redis (`fan_out`), does one in any other."""
+    """Deliver until `stop` is set. Each delivery is sent as soon as it is claimed, and the
+    loop claims again whenever outcomes are recorded or new deliveries are written (a commit
+    in this process, or through Redis (`fan_out`) in any other), else at the next poll:
+    never waiting for a slow send. A webhook has at most `batch_size` sends in flight, so a
+    dead receiver ties up only its own share. Sends in flight when `stop` is set finish."""
     options = options or DeliveryOptions()
     stop = stop or asyncio.Event()
-    written = asyncio.Event()
+    recorder = Recorder(database, options)
+    wake = recorder.recorded
+    sends: set[asyncio.Task[None]] = set()
     async with contextlib.AsyncExitStack() as stack:
         client = await stack.enter_async_context(http_client(options))
-        stack.enter_context(DELIVERIES_WRITTEN.listening(written.set))
+        recording = asyncio.create_task(recorder.run(), name="delivery outcomes")
+        stack.push_async_callback(_finished, sends, recorder, recording)
+        stack.enter_context(DELIVERIES_WRITTEN.listening(wake.set))
         if fan_out is not None:
-            listener = asyncio.create_task(fan_out.listen(written), name="delivery announcements")
+            listener = asyncio.create_task(fan_out.listen(wake), name="delivery announcements")
             stack.push_async_callback(_cancelled, listener)
         while not stop.is_set():
-            written.clear()
+            wake.clear()
+            claimed: list[Claimed] = []
             try:
-                count = await deliver_due(
-                    database, limit=options.batch_size, options=options, client=client
+                claimed = await database.call(
+                    functools.partial(
+                        claim_due,
+                        database,
+                        limit=options.batch_size,
+                        options=options,
+                        busy=dict(recorder.in_flight),
+                    )
                 )
             except Exception:
-                logger.exception("webhook delivery round failed; retrying")
-                count = 0
-            if count == 0:
-                await _first_of(stop, written, timeout=options.poll_interval)
+                logger.exception("claiming webhook deliveries failed; retrying")
+            for delivery in claimed:
+                task = recorder.start(client, delivery)
+                sends.add(task)
+                task.add_done_callback(sends.discard)
+            if not claimed:
+                await _first_of(stop, wake, timeout=options.poll_interval)
+
+
+async def _finished(
+    sends: set["asyncio.Task[None]"], recorder: Recorder, recording: "asyncio.Task[None]"
+) -> None:
+    """Waits for the sends in flight and records their outcomes; cancelled, cancels them
+    (their leases run out and another worker sends them again)."""
+    try:
+        if sends:
+            await asyncio.gather(*sends, return_exceptions=True)
+        recorder.close()
+        await recording
+    finally:
+        recording.cancel()
 
 
 async def _cancelled(task: asyncio.Task[None]) -> None:
@@ -168,16 +270,26 @@ async def _first_of(*events: asyncio.Event, timeout: float) -> None:
 
 def http_client(options: DeliveryOptions) -> httpx.AsyncClient:
     # trust_env=False: a proxy from the environment must not see (or break) deliveries.
+    limits = httpx.Limits(max_connections=max(options.batch_size * options.max_webhooks, 10))
     return httpx.AsyncClient(
         timeout=httpx.Timeout(options.timeout),
         follow_redirects=False,
         trust_env=False,
-        limits=httpx.Limits(max_connections=max(options.batch_size, 10)),
+        limits=limits,
         headers={"user-agent": USER_AGENT},
+        transport=None if options.allow_private else GuardedTransport(limits=limits),
     )
 
 
-def claim_due(database: Database, *, limit: int, options: DeliveryOptions) -> list[Claimed]:
+def claim_due(
+    database: Database,
+    *,
+    limit: int,
+    options: DeliveryOptions,
+    busy: Mapping[str, int] | None = None,
+) -> list[Claimed]:
+    """Claims up to `limit` due deliveries of each webhook, less those it has in flight
+    (`busy`), for up to `max_webhooks` webhooks, those waiting longest first."""
     now = utcnow()
     earlier = aliased(WebhookDelivery)
     blocked = exists().where(
@@ -186,20 +298,35 @@ def claim_due(database: Database, *, limit: int, options: DeliveryOptions) -> li
         earlier.event_seq < WebhookDelivery.event_seq,
         earlier.status == PENDING,
     )
+    due = [
+        WebhookDelivery.status == PENDING,
+        WebhookDelivery.next_attempt_at <= now,
+        Webhook.enabled.is_(True),
+        ~blocked,
+    ]
+    busy = busy or {}
+    full = sorted(webhook_id for webhook_id, count in busy.items() if count >= limit)
+    if full:
+        due.append(WebhookDelivery.webhook_id.not_in(full))
     with database.transaction() as session:
-        ids = session.scalars(
-            select(WebhookDelivery.id)
+        webhook_ids = session.scalars(
+            select(WebhookDelivery.webhook_id)
             .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
-            .where(
-                WebhookDelivery.status == PENDING,
-                WebhookDelivery.next_attempt_at <= now,
-                Webhook.enabled.is_(True),
-                ~blocked,
-            )
-            .order_by(WebhookDelivery.event_seq)
-            .limit(limit)
-            .with_for_update(of=WebhookDelivery, skip_locked=True)
+            .where(*due)
+            .group_by(WebhookDelivery.webhook_id)
+            .order_by(func.min(WebhookDelivery.next_attempt_at), WebhookDelivery.webhook_id)
+            .limit(options.max_webhooks)
         ).all()
+        ids: list[str] = []
+        for webhook_id in webhook_ids:
+            ids += session.scalars(
+                select(WebhookDelivery.id)
+                .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
+                .where(WebhookDelivery.webhook_id == webhook_id, *due)
+                .order_by(WebhookDelivery.event_seq.nulls_first())
+                .limit(limit - busy.get(webhook_id, 0))
+                .with_for_update(of=WebhookDelivery, skip_locked=True)
+            ).all()
         if not ids:
             return []
         session.execute(
@@ -213,26 +340,27 @@ def claim_due(database: Database, *, limit: int, options: DeliveryOptions) -> li
             )
             .execution_options(synchronize_session=False)
         )
-        return _load_claimed(session, list(ids))
+        return _load_claimed(session, ids, options.box)
 
 
-def _load_claimed(session: Session, ids: list[str]) -> list[Claimed]:
+def _load_claimed(session: Session, ids: list[str], box: SecretBox | None) -> list[Claimed]:
     rows = session.execute(
         select(
             WebhookDelivery.id,
             WebhookDelivery.attempts,
             WebhookDelivery.created_at,
+            WebhookDelivery.event_type,
+            WebhookDelivery.payload,
             Webhook.id,
             Webhook.url,
-            Webhook.secret,
-            Event.type,
+            Webhook.secret_encrypted,
             Event.payload,
             Event.created_at,
         )
         .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
-        .join(Event, Event.seq == WebhookDelivery.event_seq)
+        .outerjoin(Event, Event.seq == WebhookDelivery.event_seq)
         .where(WebhookDelivery.id.in_(ids))
-        .order_by(WebhookDelivery.event_seq)
+        .order_by(WebhookDelivery.event_seq.nulls_first())
     ).all()
     return [
         Claimed(
@@ -240,27 +368,43 @@ def _load_claimed(session: Session, ids: list[str]) -> list[Claimed]:
             attempts=attempts,
             webhook_id=webhook_id,
             url=url,
-            secret=secret,
-            body=orjson.dumps({"type": type_, "timestamp": iso(occurred), "data": payload}),
+            secret=_opened(box, sealed),
+            body=orjson.dumps(
+                {
+                    "type": type_,
+                    "timestamp": iso(occurred or created_at),
+                    "data": payload if payload is not None else own_payload,
+                }
+            ),
             created_at=created_at,
         )
         for (
             delivery_id,
             attempts,
             created_at,
+            type_,
+            own_payload,
             webhook_id,
             url,
-            secret,
-            type_,
+            sealed,
             payload,
             occurred,
         ) in rows
     ]
 
 
-def signed_headers(delivery: Claimed, now: datetime) -> dict[str, str]:
+def _opened(box: SecretBox | None, sealed: str | None) -> str | None:
+    if box is None or sealed is None:
+        return None
+    try:
+        return box.open(sealed)
+    except InvalidToken:
+        return None
+
+
+def signed_headers(delivery: Claimed, secret: str, now: datetime) -> dict[str, str]:
     """The Standard Webhooks headers; the timestamp is part of what is signed."""
-    signature = Signer(delivery.secret).sign(delivery.id, now, delivery.body.decode())
+    signature = Signer(secret).sign(delivery.id, now, delivery.body.decode())
     return {
         "content-type": "application/json",
         "webhook-id": delivery.id,
@@ -270,7 +414,14 @@ def signed_headers(delivery: Claimed, now: datetime) -> dict[str, str]:
 
 
 async def send(client: httpx.AsyncClient, delivery: Claimed, options: DeliveryOptions) -> Outcome:
-    headers = signed_headers(delivery, datetime.now(UTC))
+    if delivery.secret is None:
+        return Outcome(
+            delivery, None, "cannot open the webhook's secret (was SPRINTBOARD_SECRET_KEY changed?)"
+        )
+    if "@" in urlsplit(delivery.url).netloc:
+        # (A URL made before credentials were refused: they would go out as Basic auth.)
+        return Outcome(delivery, None, "refused: the URL carries credentials")
+    headers = signed_headers(delivery, delivery.secret, datetime.now(UTC))
     try:
         async with (
             asyncio.timeout(options.timeout),

@@ -1,6 +1,7 @@
 from typing import Annotated, Literal
 
 from fastapi import Body, Path, Query
+from starlette.requests import Request
 from starlette.responses import Response
 
 from sprintboard.access import (
@@ -23,6 +24,7 @@ from sprintboard.events.schemas import (
     WebhookCreate,
     WebhookCreated,
     WebhookRead,
+    WebhookUpdate,
 )
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
@@ -31,6 +33,7 @@ router = api_router()
 
 WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`.")]
 WebhookId = Annotated[str, Path(alias="id", description="The webhook's `$id`.")]
+DeliveryId = Annotated[str, Path(alias="deliveryId", description="The delivery's `$id`.")]
 NotificationId = Annotated[str, Path(alias="id", description="The notification's `$id`.")]
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or key.")]
 
@@ -150,25 +153,124 @@ async def list_webhooks(
     "/workspaces/{id}/webhooks",
     status_code=201,
     response_model=One[WebhookCreated],
-    responses=error_responses(400, 403, 404),
+    responses=error_responses(400, 403, 404, 409),
     tags=["webhooks"],
     summary="Subscribe a URL to a workspace's events",
 )
 async def create_webhook(
-    workspace_id: WorkspaceId, body: WebhookCreate, session: SessionDep, caller: CallerDep
+    request: Request,
+    workspace_id: WorkspaceId,
+    body: WebhookCreate,
+    session: SessionDep,
+    caller: CallerDep,
 ) -> Response:
     """Deliveries are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
-    `webhook-signature`) with the `secret` returned here, and only here."""
+    `webhook-signature`) with the `secret` returned here, and only here. A workspace has at
+    most 20 webhooks (409 `webhook_limit`). The URL's host must be a public address unless
+    the deployment allows others (400 `invalid_value` on `url`)."""
     access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.WORKSPACE_MANAGE)
-    webhook = webhooks.create_webhook(
+    webhook, secret = webhooks.create_webhook(
         session,
         workspace_id=workspace_id,
         url=body.url,
         events=list(body.events),
         created_by=caller.user_id,
+        policy=_policy(request),
     )
-    return one(webhooks.webhook_json(webhook, with_secret=True), status=201)
+    return one(webhooks.webhook_json(webhook, secret=secret), status=201)
+
+
+def _policy(request: Request) -> webhooks.WebhookPolicy:
+    policy: webhooks.WebhookPolicy = request.app.state.webhook_policy
+    return policy
+
+
+@router.get(
+    "/webhooks/{id}",
+    response_model=One[WebhookRead],
+    responses=error_responses(404),
+    tags=["webhooks"],
+    summary="A webhook",
+)
+async def get_webhook(webhook_id: WebhookId, session: SessionDep, caller: CallerDep) -> Response:
+    webhook, _ = access_webhook(session, caller, webhook_id)  # (reading needs membership only)
+    return one(webhooks.webhook_json(webhook))
+
+
+@router.patch(
+    "/webhooks/{id}",
+    response_model=One[WebhookRead],
+    responses=error_responses(400, 403, 404, 412),
+    tags=["webhooks"],
+    summary="Change a webhook's URL or events, pause it, or re-enable a disabled one",
+)
+async def update_webhook(
+    request: Request,
+    webhook_id: WebhookId,
+    body: WebhookUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
+) -> Response:
+    """`enabled: true` re-enables a webhook disabled after failing (its failure record is
+    cleared). A new `url` follows the rules of create."""
+    webhook, access = access_webhook(session, caller, webhook_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    check_if_match(if_match, webhook.id, stamp_version(webhook.updated_at))
+    webhooks.update_webhook(
+        session,
+        webhook,
+        url=body.url if body.sent("url") else None,
+        events=list(body.events) if body.sent("events") else None,
+        enabled=body.enabled if body.sent("enabled") else None,
+        policy=_policy(request),
+    )
+    return one(webhooks.webhook_json(webhook))
+
+
+@router.post(
+    "/webhooks/{id}/test",
+    status_code=201,
+    response_model=One[DeliveryRead],
+    responses=error_responses(403, 404),
+    tags=["webhooks"],
+    summary="Queue a `ping` delivery to the webhook",
+)
+async def ping_webhook(
+    webhook_id: WebhookId,
+    session: SessionDep,
+    caller: CallerDep,
+    _body: Annotated[NoFields | None, Body()] = None,
+) -> Response:
+    """A signed `ping` (`{"type": "ping", "data": {"webhookId", "workspaceId"}}`), sent like
+    any delivery (a disabled webhook's waits until it is re-enabled); follow it in the
+    webhook's deliveries."""
+    webhook, access = access_webhook(session, caller, webhook_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    return one(webhooks.delivery_json(webhooks.queue_ping(session, webhook)), status=201)
+
+
+@router.post(
+    "/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+    response_model=One[DeliveryRead],
+    responses=error_responses(403, 404),
+    tags=["webhooks"],
+    summary="Send a delivery again, with the same `webhook-id`",
+)
+async def redeliver_webhook_delivery(
+    webhook_id: WebhookId,
+    delivery_id: DeliveryId,
+    session: SessionDep,
+    caller: CallerDep,
+    _body: Annotated[NoFields | None, Body()] = None,
+) -> Response:
+    """The delivery is due again at once (PENDING); its `$id`, the `webhook-id` header,
+    stays the same, so a receiver that had it can tell it is a repeat."""
+    webhook, access = access_webhook(session, caller, webhook_id)
+    access.require(Permission.WORKSPACE_MANAGE)
+    delivery = webhooks.webhook_delivery(session, webhook, delivery_id)
+    return one(webhooks.delivery_json(webhooks.redeliver(session, delivery)))
 
 
 @router.delete(

@@ -22,24 +22,52 @@ EventType = Literal[
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 
 
+WebhookUrl = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=2048,
+        description="An http(s) URL with a host and without credentials (`user:pass@`). "
+        "Unless the deployment allows it, its host may not be or resolve to a loopback, "
+        "private, link-local, shared, multicast, unspecified or reserved address "
+        "(400 `invalid_value`).",
+    ),
+    at_most(2048),
+]
+WebhookEvents = Annotated[
+    list[EventType],
+    Field(min_length=1, max_length=len(EVENT_TYPES), description="The event types to send."),
+]
+
+
+def _an_http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PydanticCustomError("invalid_format", "Expected an http(s) URL.")
+    return value
+
+
 class WebhookCreate(RequestModel):
     server_owned = frozenset({"enabled", "disabledReason", "failingSince", "workspaceId"})
 
-    url: Annotated[
-        str, Field(min_length=1, max_length=2048, description="An http(s) URL."), at_most(2048)
-    ]
-    events: Annotated[
-        list[EventType],
-        Field(min_length=1, max_length=len(EVENT_TYPES), description="The event types to send."),
-    ]
+    url: WebhookUrl
+    events: WebhookEvents
 
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise PydanticCustomError("invalid_format", "Expected an http(s) URL.")
-        return value
+    _http_url = field_validator("url")(_an_http_url)
+
+
+class WebhookUpdate(RequestModel):
+    server_owned = frozenset({"disabledReason", "failingSince", "workspaceId", "secret"})
+
+    # Absent means "unchanged"; an explicit null is refused (defaults are not validated).
+    url: WebhookUrl = None  # type: ignore[assignment]
+    events: WebhookEvents = None  # type: ignore[assignment]
+    enabled: Annotated[
+        bool,
+        Field(description="`false` pauses deliveries; `true` re-enables a disabled webhook."),
+    ] = None  # type: ignore[assignment]
+
+    _http_url = field_validator("url")(_an_http_url)
 
 
 class WebhookRead(Timestamps):
@@ -53,8 +81,9 @@ class WebhookRead(Timestamps):
 
 
 class WebhookCreated(WebhookRead):
-    secret: str = Field(
-        description="`whsec_<base64>`, for verifying signatures. Shown only in this response."
+    secret: str | None = Field(
+        description="`whsec_<base64>`, for verifying signatures. Shown only in this response "
+        "(`null` in an idempotent replay of it)."
     )
 
 
@@ -62,7 +91,7 @@ class DeliveryRead(Timestamps):
     id: str = Field(alias="$id", description="The `webhook-id` header, the same on every attempt.")
     webhook_id: str = Field(alias="webhookId")
     event_id: str = Field(alias="eventId")
-    event_type: EventType = Field(alias="eventType")
+    event_type: EventType | Literal["ping"] = Field(alias="eventType")
     subject_id: str = Field(alias="subjectId")
     status: Literal["PENDING", "DELIVERED", "FAILED"]
     attempts: int

@@ -146,6 +146,11 @@ class Doorbell:
 DELIVERIES_WRITTEN = Doorbell()
 
 
+def deliveries_written(session: Session) -> None:
+    """Wake the delivery loops once this transaction commits (it wrote a delivery itself)."""
+    session.info[_DELIVERIES] = True
+
+
 def _staged(session: Session) -> list[dict[str, Any]]:
     staged: list[dict[str, Any]] = session.info.setdefault(_STAGED, [])
     return staged

@@ -3,15 +3,34 @@
 import base64
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from sprintboard.models import Webhook, WebhookDelivery
+from sprintboard.access import lock_workspace
+from sprintboard.db import Database
+from sprintboard.errors import Conflict, InvalidRequest, NotFound
+from sprintboard.events.service import deliveries_written
+from sprintboard.events.targets import refusal
+from sprintboard.models import Webhook, WebhookDelivery, new_id, utcnow
 from sprintboard.responses import iso
+from sprintboard.serverkey import SecretBox
 
 SECRET_PREFIX = "whsec_"
+MAX_WEBHOOKS_PER_WORKSPACE = 20
+PING = "ping"
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookPolicy:
+    """What the deployment decides about webhooks: the key their secrets are sealed with,
+    and whether non-public addresses may be targets (`SPRINTBOARD_WEBHOOK_ALLOW_PRIVATE`)."""
+
+    box: SecretBox
+    allow_private: bool
 
 
 def new_secret() -> str:
@@ -19,20 +38,138 @@ def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
+def check_url(url: str, policy: WebhookPolicy) -> None:
+    """400 `invalid_value` on `url` for a target the deployment does not send to."""
+    problem = refusal(url, allow_private=policy.allow_private)
+    if problem is not None:
+        raise InvalidRequest("url", "invalid_value", problem)
+
+
 def create_webhook(
-    session: Session, *, workspace_id: str, url: str, events: list[str], created_by: str
-) -> Webhook:
+    session: Session,
+    *,
+    workspace_id: str,
+    url: str,
+    events: list[str],
+    created_by: str,
+    policy: WebhookPolicy,
+) -> tuple[Webhook, str]:
+    """The new webhook and its secret, in plain text this once (it is stored sealed)."""
+    check_url(url, policy)
+    lock_workspace(session, workspace_id)  # (two creates count one after the other)
+    count = session.scalar(
+        select(func.count()).select_from(Webhook).where(Webhook.workspace_id == workspace_id)
+    )
+    if (count or 0) >= MAX_WEBHOOKS_PER_WORKSPACE:
+        raise Conflict(
+            "webhook_limit",
+            f"A workspace has at most {MAX_WEBHOOKS_PER_WORKSPACE} webhooks.",
+            limit=MAX_WEBHOOKS_PER_WORKSPACE,
+        )
+    secret = new_secret()
     webhook = Webhook(
         workspace_id=workspace_id,
         url=url,
         events=list(dict.fromkeys(events)),
-        secret=new_secret(),
+        secret_encrypted=policy.box.seal(secret),
         enabled=True,
         created_by=created_by,
     )
     session.add(webhook)
     session.flush()
-    return webhook
+    return webhook, secret
+
+
+def update_webhook(
+    session: Session,
+    webhook: Webhook,
+    *,
+    url: str | None,
+    events: list[str] | None,
+    enabled: bool | None,
+    policy: WebhookPolicy,
+) -> None:
+    """`enabled: true` on a disabled webhook starts it afresh: its failure record is cleared
+    (the deliveries that failed with it stay failed; redeliver those wanted)."""
+    if url is not None and url != webhook.url:
+        check_url(url, policy)
+        webhook.url = url
+    if events is not None:
+        webhook.events = list(dict.fromkeys(events))
+    if enabled is not None and enabled != webhook.enabled:
+        webhook.enabled = enabled
+        if enabled:
+            webhook.disabled_reason = None
+            webhook.failing_since = None
+        else:
+            webhook.disabled_reason = "Disabled by a workspace admin."
+    if session.is_modified(webhook):
+        webhook.updated_at = utcnow()
+        session.flush()
+
+
+def queue_ping(session: Session, webhook: Webhook) -> WebhookDelivery:
+    """A `ping` delivery, due now: a signed request a receiver can be tested with."""
+    now = utcnow()
+    delivery = WebhookDelivery(
+        webhook_id=webhook.id,
+        event_seq=None,
+        event_id=new_id(),
+        event_type=PING,
+        subject_id=webhook.id,
+        status="PENDING",
+        attempts=0,
+        next_attempt_at=now,
+        payload={"webhookId": webhook.id, "workspaceId": webhook.workspace_id},
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(delivery)
+    session.flush()
+    deliveries_written(session)
+    return delivery
+
+
+def webhook_delivery(session: Session, webhook: Webhook, delivery_id: str) -> WebhookDelivery:
+    """One of the webhook's deliveries (the webhook itself came through `access_webhook`)."""
+    delivery = session.scalar(
+        select(WebhookDelivery).where(
+            WebhookDelivery.id == delivery_id, WebhookDelivery.webhook_id == webhook.id
+        )
+    )
+    if delivery is None:
+        raise NotFound("Delivery")
+    return delivery
+
+
+def redeliver(session: Session, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Sends the delivery again, due now, with the same `webhook-id` (its `$id`); its
+    attempts go on counting. One already pending is only brought forward."""
+    now = utcnow()
+    delivery.status = "PENDING"
+    delivery.next_attempt_at = now
+    delivery.delivered_at = None
+    delivery.updated_at = now
+    session.flush()
+    deliveries_written(session)
+    return delivery
+
+
+def seal_legacy_secrets(database: Database, box: SecretBox) -> int:
+    """Seals the secrets stored in plain text before migration 0005; returns how many."""
+    with database.transaction() as session:
+        legacy = session.execute(
+            select(Webhook.id, Webhook.legacy_secret).where(Webhook.legacy_secret.is_not(None))
+        ).all()
+        for webhook_id, secret in legacy:
+            assert secret is not None
+            session.execute(
+                update(Webhook)
+                .where(Webhook.id == webhook_id)
+                .values(secret_encrypted=box.seal(secret), legacy_secret=None)
+                .execution_options(synchronize_session=False)
+            )
+    return len(legacy)
 
 
 def list_webhooks(
@@ -66,7 +203,11 @@ def list_deliveries(
     deliveries = session.scalars(
         select(WebhookDelivery)
         .where(*criteria)
-        .order_by(WebhookDelivery.event_seq.desc())
+        .order_by(
+            WebhookDelivery.created_at.desc(),
+            WebhookDelivery.event_seq.desc().nulls_first(),  # (a ping has none)
+            WebhookDelivery.id,
+        )
         .limit(limit)
         .offset(offset)
     ).all()
@@ -74,11 +215,20 @@ def list_deliveries(
     return deliveries, total or 0
 
 
-def webhook_json(webhook: Webhook, *, with_secret: bool = False) -> dict[str, Any]:
+def shown_url(url: str) -> str:
+    """`url` without credentials: a webhook made before they were refused may have them."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def webhook_json(webhook: Webhook, *, secret: str | None = None) -> dict[str, Any]:
+    """The webhook as shown; `secret` only in the create response (given, or `None`)."""
     data = {
         "$id": webhook.id,
         "workspaceId": webhook.workspace_id,
-        "url": webhook.url,
+        "url": shown_url(webhook.url),
         "events": webhook.events,
         "enabled": webhook.enabled,
         "disabledReason": webhook.disabled_reason,
@@ -86,8 +236,8 @@ def webhook_json(webhook: Webhook, *, with_secret: bool = False) -> dict[str, An
         "$createdAt": iso(webhook.created_at),
         "$updatedAt": iso(webhook.updated_at),
     }
-    if with_secret:
-        data["secret"] = webhook.secret
+    if secret is not None:
+        data["secret"] = secret
     return data
 
 
