@@ -69,6 +69,8 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         due_after=query.due_after,
         flagged=query.flagged,
         search=query.search or None,
+        parent=query.parent_id or None,
+        ancestor=query.ancestor_id or None,
     )
     items, total = reads.list_items(
         session,
@@ -164,7 +166,8 @@ async def update_task(
     if written is None:  # nothing changed
         return _detail(session, item.id)
     record, tag = written
-    return one(reads.with_history(raw(session), record), headers={"ETag": tag})
+    db = raw(session)
+    return one(reads.with_hierarchy(db, reads.with_history(db, record)), headers={"ETag": tag})
 
 
 @router.delete(

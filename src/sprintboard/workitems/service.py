@@ -29,7 +29,7 @@ from sprintboard.models import (
 )
 from sprintboard.responses import iso
 from sprintboard.sql import Raw, in_list, raw
-from sprintboard.workitems import reads
+from sprintboard.workitems import hierarchy, reads
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
@@ -48,6 +48,7 @@ API_FIELDS = {
     "flagged": "flagged",
     "sprint_id": "sprintId",
     "position": "position",
+    "parent_id": "parentId",
 }
 
 
@@ -73,11 +74,12 @@ _INSERT_ITEM = """
 INSERT INTO work_items (
     id, workspace_id, project_id, sprint_id, number, key, title, type, status, priority,
     description, assignee_ids, labels, due_date, estimated_hours, story_points, flagged,
-    position, comment_count, logged_hours, created_by, version, created_at, updated_at
+    position, comment_count, logged_hours, created_by, version, created_at, updated_at,
+    parent_id
 ) VALUES (
     :id, :workspace_id, :project_id, :sprint_id, :number, :key, :title, :type, :status,
     :priority, :description, :assignee_ids, :labels, :due_date, :estimated_hours,
-    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now
+    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now, :parent_id
 )
 """
 
@@ -118,6 +120,11 @@ def create_work_item(
         raise _no_project()
     number, project_key, project_name = counter
     last_position = (db.row(_BOARD_END, project) or (None,))[0]
+    parent_id = None
+    if data.parent_id is not None:
+        parent_id = _parent(db, access.workspace_id, data.parent_id, "parentId")
+        hierarchy.lock_hierarchy(db, access.workspace_id)
+        hierarchy.check_depth(len(hierarchy.ancestry(db, [parent_id])[parent_id]) + 1, "parentId")
     item_id, codec = new_id(), db.codec
     inserted = db.row(
         f"{_INSERT_ITEM} {reads.ITEM_RETURNING[db.dialect]}",
@@ -144,11 +151,13 @@ def create_work_item(
             "now": codec.param(utcnow()),
             "project_name": project_name,
             "project_key": project_key,
+            "parent_id": parent_id,
         },
     )
     if inserted is None:  # (an INSERT ... RETURNING answers its row)
         raise RuntimeError("the work item insert returned no row")
     record, tag = reads.from_row(db, inserted, assignees, history=False)
+    reads.with_new_hierarchy(db, record)
     events.record(
         session,
         workspace_id=access.workspace_id,
@@ -189,6 +198,8 @@ def update_work_item(
         wanted["labels"] = _unique(wanted["labels"])
     if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
         _check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
+    if wanted.get("parent_id") is not None:
+        wanted["parent_id"] = _moved_under(session, item, wanted["parent_id"], "parentId")
     changes = apply_changes(item, wanted)
     if not changes:
         return None
@@ -209,13 +220,78 @@ def apply_changes(item: WorkItem, wanted: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
+def _moved_under(session: Session, item: WorkItem, ref: str, field: str) -> str:
+    """The `$id` of the parent `ref` names for `item`, checked (`hierarchy.check_move`)
+    under the workspace's hierarchy lock, unless it is already the item's parent."""
+    db = raw(session)
+    parent_id = _parent(db, item.workspace_id, ref, field)
+    if parent_id != item.parent_id:
+        session.flush()  # (the chain is read in plain SQL: earlier moves of a bulk count)
+        hierarchy.lock_hierarchy(db, item.workspace_id)
+        hierarchy.check_move(db, item_id=item.id, parent_id=parent_id, field=field)
+    return parent_id
+
+
+def _parent(db: Raw, workspace_id: str, ref: str, field: str) -> str:
+    """The `$id` of the workspace's item `ref` names, locked for key share; 400 otherwise."""
+    found = hierarchy.resolve_parents(db, workspace_id, [ref], lock=True).get(ref)
+    if found is None:
+        raise InvalidRequest(field, "not_found", f"{field}: no such work item here.")
+    return found
+
+
 def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkItem) -> None:
-    """Deletes the item; its comments and time logs go with it (foreign keys cascade)."""
+    """Deletes the item; its comments, time logs and relations go with it (foreign keys
+    cascade). Its children stay, without a parent, each with a `task.updated` event.
+
+    On PostgreSQL the item is locked for update first, which a new child's key share lock
+    waits for: a child being added under it now is found below, or its request finds no
+    parent once this commits.
+    """
+    db = raw(session)
+    if not db.codec.sqlite:
+        db.rows("SELECT id FROM work_items WHERE id = :id FOR UPDATE", {"id": item.id})
+    _detach_children(session, access, item.id)
     _record(session, "task.deleted", access, item)
     raw(session).execute(
         "UPDATE projects SET item_count = item_count - 1 WHERE id = :id", {"id": item.project_id}
     )
     session.delete(item)
+
+
+def _detach_children(session: Session, access: WorkspaceAccess, parent_id: str) -> None:
+    db = raw(session)
+    # (In `$id` order on PostgreSQL, as every request that locks several items does.)
+    lock = "" if db.codec.sqlite else " ORDER BY id FOR NO KEY UPDATE"
+    child_ids = [
+        row[0]
+        for row in db.rows(
+            f"SELECT id FROM work_items WHERE parent_id = :id{lock}", {"id": parent_id}
+        )
+    ]
+    if not child_ids:
+        return
+    placeholders, names = in_list("c", child_ids)
+    db.execute(
+        "UPDATE work_items SET parent_id = NULL, version = version + 1, updated_at = :now"
+        f" WHERE id IN {placeholders}",
+        {**names, "now": db.codec.param(utcnow())},
+    )
+    changes = {"parentId": {"from": parent_id, "to": None}}
+    children = reads.read_items(session, child_ids)
+    events.record_many(
+        session,
+        [
+            {
+                "workspace_id": access.workspace_id,
+                "type": "task.updated",
+                "subject_id": child["$id"],
+                "actor_id": access.caller.user_id,
+                "payload": {"workItem": reads.event_form(child), "changes": changes},
+            }
+            for child in children
+        ],
+    )
 
 
 _BULK_UPDATE = """
