@@ -84,7 +84,7 @@ def ancestry(db: Raw, item_ids: Iterable[str]) -> dict[str, list[str]]:
 def height(db: Raw, item_id: str) -> int:
     """The levels of the item's subtree, itself included (1 without children)."""
     row = db.row(
-        "WITH RECURSIVE down_(id, level) AS (SELECT :id, 1"
+        "WITH RECURSIVE down_(id, level) AS (SELECT id, 1 FROM work_items WHERE id = :id"
         " UNION ALL SELECT w.id, d.level + 1 FROM work_items w JOIN down_ d"
         f" ON w.parent_id = d.id WHERE d.level <= {MAX_DEPTH})"
         " SELECT max(level) FROM down_",
@@ -100,7 +100,7 @@ def check_move(db: Raw, *, item_id: str, parent_id: str, field: str) -> None:
     chain = ancestry(db, [parent_id])[parent_id]
     if item_id in chain:
         raise InvalidRequest(field, "cycle", f"{field}: the item itself or one of its descendants.")
-    check_depth(len(chain) + height(db, item_id) - 1, field)
+    check_depth(len(chain) + height(db, item_id), field)
 
 
 def check_depth(deepest_level: int, field: str) -> None:
