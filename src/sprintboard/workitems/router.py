@@ -17,8 +17,9 @@ from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
-from sprintboard.workitems import reads, service
+from sprintboard.workitems import bulk_create, reads, service
 from sprintboard.workitems.schemas import (
+    BulkCreate,
     BulkUpdate,
     CommentCreate,
     CommentRead,
@@ -106,8 +107,25 @@ async def _limit_bulk_size(request: Request) -> None:
     entries = body.get("tasks") if isinstance(body, dict) else None
     if isinstance(entries, list) and len(entries) > MAX_BULK:
         raise PayloadTooLarge(
-            f"A bulk update takes at most {MAX_BULK} work items.", {"limit": MAX_BULK}
+            f"A bulk request takes at most {MAX_BULK} work items.", {"limit": MAX_BULK}
         )
+
+
+@router.post(
+    "/tasks/bulk-create",
+    status_code=201,
+    response_model=Many[TaskRead],
+    responses=error_responses(400, 403, 404, 413),
+    dependencies=[Depends(_limit_bulk_size)],
+    summary="Create several work items at once",
+)
+async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: CallerDep) -> Response:
+    """Each entry as `POST /tasks` takes it, all of one workspace; all or nothing. Keys are
+    consecutive per project in request order; the answer lists the items in that order."""
+    access = access_workspace_id(session, caller, bulk_create.workspace_of(body.tasks))
+    access.require(Permission.WORK_ITEM_WRITE)
+    created = bulk_create.bulk_create(session, access=access, entries=body.tasks)
+    return many(created, len(created), status=201)
 
 
 @router.post(

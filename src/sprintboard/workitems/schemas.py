@@ -93,6 +93,13 @@ class BulkUpdate(RequestModel):
     tasks: Annotated[list[BulkEntry], Field(min_length=1, description="1 to 500 entries.")]
 
 
+class BulkCreate(RequestModel):
+    tasks: Annotated[
+        list[TaskCreate],
+        Field(min_length=1, description="1 to 500 create bodies, all of one workspace."),
+    ]
+
+
 class CommentCreate(RequestModel):
     body: Annotated[str, Field(min_length=1, max_length=65_536), at_most(65_536)]
 

@@ -95,11 +95,11 @@ def create_work_item(
     as a read would. (In this order, a create holding the counter waits for nothing: a
     completion holds its sprint, then its items, and a delete an item, then the counter.)
     """
-    title = _title(data.name, data.title)
+    title = title_of(data.name, data.title)
     if title is None:
         raise InvalidRequest("name", "required", "name: a title is required.")
-    _check_type(session, access.workspace_id, data.type)
-    assignee_ids = _unique(data.assignee_ids)
+    check_type(session, access.workspace_id, data.type)
+    assignee_ids = unique(data.assignee_ids)
     assignees = _check_assignees(session, access.workspace_id, assignee_ids)
     db = raw(session)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
@@ -107,7 +107,7 @@ def create_work_item(
     project = {"project_id": data.project_id, "workspace_id": access.workspace_id}
     if data.sent("sprint_id"):
         try:
-            sprint_id = _check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
+            sprint_id = check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
         except InvalidRequest:
             _check_project(db, project)  # (a missing project is the first thing to say)
             raise
@@ -117,7 +117,7 @@ def create_work_item(
         sprint_id = active[0] if active else None
     counter = db.row(_NEXT_NUMBER, project)
     if counter is None:
-        raise _no_project()
+        raise no_project()
     number, project_key, project_name = counter
     last_position = (db.row(_BOARD_END, project) or (None,))[0]
     parent_id = None
@@ -141,7 +141,7 @@ def create_work_item(
             "priority": data.priority,
             "description": data.description,
             "assignee_ids": codec.json_param(assignee_ids),
-            "labels": codec.json_param(_unique(data.labels)),
+            "labels": codec.json_param(unique(data.labels)),
             "due_date": codec.day_param(data.due_date),
             "estimated_hours": data.estimated_hours,
             "story_points": data.story_points,
@@ -178,7 +178,7 @@ def update_work_item(
     sent = data.model_fields_set
     wanted: dict[str, Any] = {}
     if sent & {"name", "title"}:
-        wanted["title"] = _title(data.name if "name" in sent else None, data.title)
+        wanted["title"] = title_of(data.name if "name" in sent else None, data.title)
     for attr in API_FIELDS:
         if attr != "title" and attr in sent:
             wanted[attr] = getattr(data, attr)
@@ -187,17 +187,17 @@ def update_work_item(
     if wanted.get("assignee_ids") is None and "assignee_ids" in wanted:
         wanted["assignee_ids"] = []
     if "type" in wanted and wanted["type"] != item.type:
-        _check_type(session, item.workspace_id, wanted["type"])
+        check_type(session, item.workspace_id, wanted["type"])
     if "assignee_ids" in wanted:
-        wanted["assignee_ids"] = _unique(wanted["assignee_ids"])
+        wanted["assignee_ids"] = unique(wanted["assignee_ids"])
         # Only those added must be members: one who has left the workspace since stays
         # assigned until removed, and resending the list as it is changes nothing.
         added = [u for u in wanted["assignee_ids"] if u not in item.assignee_ids]
         _check_assignees(session, item.workspace_id, added)
     if "labels" in wanted:
-        wanted["labels"] = _unique(wanted["labels"])
+        wanted["labels"] = unique(wanted["labels"])
     if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
-        _check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
+        check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
     if wanted.get("parent_id") is not None:
         wanted["parent_id"] = _moved_under(session, item, wanted["parent_id"], "parentId")
     changes = apply_changes(item, wanted)
@@ -467,13 +467,13 @@ def add_time_log(
     return log
 
 
-def _title(name: str | None, title: str | None) -> str | None:
+def title_of(name: str | None, title: str | None) -> str | None:
     if name is not None and title is not None and name != title:
         raise InvalidRequest("title", "invalid_value", "title: differs from name; send one.")
     return name if name is not None else title
 
 
-def _check_type(session: Session, workspace_id: str, type_name: str) -> None:
+def check_type(session: Session, workspace_id: str, type_name: str) -> None:
     if not is_known_type(session, workspace_id=workspace_id, name=type_name):
         raise InvalidRequest("type", "invalid_value", f"type: {type_name} is not a known type.")
 
@@ -503,14 +503,14 @@ def _check_assignees(
 def _check_project(db: Raw, project: dict[str, str]) -> None:
     sql = "SELECT 1 FROM projects WHERE id = :project_id AND workspace_id = :workspace_id"
     if db.row(sql, project) is None:
-        raise _no_project()
+        raise no_project()
 
 
-def _no_project() -> InvalidRequest:
+def no_project() -> InvalidRequest:
     return InvalidRequest("projectId", "not_found", "projectId: no such project here.")
 
 
-def _check_sprint(
+def check_sprint(
     session: Session, project_id: str, workspace_id: str, sprint_id: str | None
 ) -> str | None:
     if sprint_id is None:
@@ -532,7 +532,7 @@ def _hours_sum(total: ColumnElement[float]) -> ColumnElement[float]:
     return cast(func.round(cast(total, Numeric), 6), Float)
 
 
-def _unique(values: list[str]) -> list[str]:
+def unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
