@@ -232,6 +232,19 @@ SEEN_FROM_TARGET = {"blocks": "blocked_by", "duplicates": "duplicated_by"}
 """A stored relation's type as its target sees it (`relates_to` reads the same both ways)."""
 
 
+def relation_from_row(row: Sequence[Any]) -> dict[str, Any]:
+    """A relation as the item it is read through sees it, from a row of `_RELATIONS`."""
+    seen = row[7] if row[0] == "o" else SEEN_FROM_TARGET.get(row[7], row[7])
+    task = {"$id": row[2], "key": row[3], "title": row[4], "status": row[5]}
+    return {"$id": row[1], "type": seen, "task": task, "$createdAt": row[6]}
+
+
+def read_relations(db: Raw, item_id: str) -> list[dict[str, Any]]:
+    """An item's relations, as it sees them, oldest first."""
+    rows = db.rows(f"{_RELATIONS[db.dialect]} ORDER BY 7, 2", {"id": item_id})
+    return sorted(map(relation_from_row, rows), key=lambda r: (r["$createdAt"], r["$id"]))
+
+
 def with_new_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
     """`with_hierarchy` for an item just made: no children, no relations; only its parent
     is read, if it has one."""
@@ -268,9 +281,7 @@ def with_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
             parent = {"$id": row[1], "key": row[2], "title": row[3], "type": row[4]}
             parent["status"] = row[5]
         else:
-            seen = row[7] if kind == "o" else SEEN_FROM_TARGET.get(row[7], row[7])
-            task = {"$id": row[2], "key": row[3], "title": row[4], "status": row[5]}
-            relations.append({"$id": row[1], "type": seen, "task": task, "$createdAt": row[6]})
+            relations.append(relation_from_row(row))
     relations.sort(key=lambda r: (r["$createdAt"], r["$id"]))
     item["parent"], item["progress"], item["relations"] = parent, progress, relations
     item["blocked"] = any(

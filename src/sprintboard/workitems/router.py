@@ -7,6 +7,7 @@ from starlette.responses import Response
 from sprintboard.access import (
     Permission,
     access_comment,
+    access_relation,
     access_work_item,
     access_workspace_id,
     lock_sprints_moved_to,
@@ -17,7 +18,7 @@ from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
-from sprintboard.workitems import bulk_create, reads, service
+from sprintboard.workitems import bulk_create, reads, relations, service
 from sprintboard.workitems.schemas import (
     BulkCreate,
     BulkUpdate,
@@ -25,6 +26,8 @@ from sprintboard.workitems.schemas import (
     CommentRead,
     ItemQuery,
     Priority,
+    RelationCreate,
+    RelationRead,
     Status,
     TaskCreate,
     TaskDetail,
@@ -286,3 +289,50 @@ async def add_time_log(
     )
     session.flush()
     return one(reads.read_time_log(raw(session), log.id), status=201)
+
+
+@router.get(
+    "/tasks/{taskId}/relations",
+    response_model=Many[RelationRead],
+    responses=error_responses(404),
+    summary="List a work item's relations, as it sees them",
+)
+async def list_relations(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Response:
+    item, _ = access_work_item(session, caller, ref)
+    found = reads.read_relations(raw(session), item.id)
+    return many(found, len(found))
+
+
+@router.post(
+    "/tasks/{taskId}/relations",
+    status_code=201,
+    response_model=One[RelationRead],
+    responses=error_responses(400, 403, 404, 409),
+    summary="Relate a work item to another",
+)
+async def create_relation(
+    ref: TaskRef, body: RelationCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    """`A blocked_by B` is `B blocks A`: a relation that exists in either spelling is 409
+    `duplicate_relation`. The target must be of the same workspace."""
+    item, access = access_work_item(session, caller, ref)
+    access.require(Permission.WORK_ITEM_WRITE)
+    relation = relations.create_relation(
+        session, access=access, item=item, type=body.type, target_ref=body.target_id
+    )
+    return one(relation, status=201)
+
+
+@router.delete(
+    "/relations/{relationId}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404),
+    summary="Delete a relation",
+)
+async def delete_relation(
+    relation_id: Annotated[str, Path(alias="relationId")], session: SessionDep, caller: CallerDep
+) -> Response:
+    relation, access = access_relation(session, caller, relation_id)
+    access.require(Permission.WORK_ITEM_WRITE)
+    relations.delete_relation(session, access=access, relation=relation)
+    return deleted(relation.id)
