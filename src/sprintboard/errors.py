@@ -206,6 +206,7 @@ IMMUTABLE_FIELDS = frozenset({"projectId", "workspaceId"})
 
 
 _BULK_ENTRY = re.compile(r"^tasks\[\d+\]\.([^.\[]+)")
+_BULK_ENTRY_ITSELF = re.compile(r"^tasks\[\d+\]$")
 
 
 def _field_path(loc: Sequence[int | str]) -> str:
@@ -240,6 +241,8 @@ def validation_error_details(
     named = (first.get("ctx") or {}).get("field")
     if field == "body" and isinstance(named, str):  # a whole-body check that names its field
         path = field = named
+    elif entry is None and isinstance(named, str) and _BULK_ENTRY_ITSELF.match(path):
+        path = field = f"{path}.{named}"  # (a check of a whole entry that names its field)
     if reason == "unknown_field" and path == field:
         own = entry.group(1) if entry else field
         reason = "read_only" if own in READ_ONLY_FIELDS else reason

@@ -9,8 +9,7 @@ takes them: sprints (for share), then the projects' counters (in `$id` order), t
 """
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -25,6 +24,8 @@ from sprintboard.workitems.schemas import TaskCreate
 from sprintboard.workitems.service import (
     check_sprint,
     check_type,
+    entry,
+    entry_error,
     no_project,
     title_of,
     unique,
@@ -59,21 +60,6 @@ _COLUMNS = (
 )
 _ROWS_PER_INSERT = 100
 """25 columns a row: 2,500 parameters a statement, well within both drivers' limits."""
-
-
-@contextmanager
-def entry(index: int) -> Iterator[None]:
-    """An error about one entry's field, renamed to name the entry: `tasks[3].name`."""
-    try:
-        yield
-    except InvalidRequest as error:
-        raise entry_error(index, error) from None
-
-
-def entry_error(index: int, error: InvalidRequest) -> InvalidRequest:
-    details = dict(error.details)
-    field, reason = f"tasks[{index}].{details.pop('field')}", details.pop("reason")
-    return InvalidRequest(field, reason, f"tasks[{index}].{error.message}", **details)
 
 
 def workspace_of(entries: Sequence[TaskCreate]) -> str:

@@ -318,6 +318,12 @@ def read_items(session: Session, item_ids: Sequence[str]) -> list[dict[str, Any]
     return attach_assignees(db, records)
 
 
+def read_items_in_order(session: Session, item_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """`read_items`, in the order of `item_ids`."""
+    by_id = {record["$id"]: record for record in read_items(session, item_ids)}
+    return [by_id[item_id] for item_id in item_ids]
+
+
 def from_row(
     db: Raw,
     row: Sequence[Any],
@@ -423,36 +429,55 @@ _HISTORY_USERS = " UNION ALL SELECT 'u', id, NULL, name, email, NULL, NULL, NULL
 
 
 def read_visible_items(
-    session: Session, caller: Caller, ids: Sequence[str], *, moving_to: Sequence[str] = ()
-) -> tuple[dict[str, dict[str, Any]], WorkspaceAccess]:
-    """Several work items by `$id`, all in one workspace (a bulk update's rule), locked for
-    the change, and the sprints in `moving_to` (of the caller's workspaces) locked for share.
+    session: Session, caller: Caller, refs: Sequence[str], *, moving_to: Sequence[str] = ()
+) -> tuple[dict[str, dict[str, Any]], list[str], WorkspaceAccess]:
+    """Several work items by `$id` or key, all in one workspace (a bulk update's rule),
+    locked for the change, and the sprints in `moving_to` (of the caller's workspaces)
+    locked for share; returns the records by `$id`, the `$id` of each ref in order, and
+    the caller's standing. A key found in several of the caller's workspaces means the
+    newest item, as for one item (`access.access_work_item`).
 
     Any item the caller cannot see makes the whole request "not found"; visible items in more
-    than one workspace are a 400 `mixed_workspaces`. Records come without `assignees`.
+    than one workspace are a 400 `mixed_workspaces`; one item named twice is a 400.
+    Records come without `assignees`.
     """
     db = raw(session)
     join, params = membership_join_sql(caller, "wi.workspace_id")
     lock_sprints_moved_to(session, caller, moving_to)
-    placeholders, names = in_list("i", ids)
+    keys = sorted({ref for ref in refs if is_work_item_key(ref)})
+    ids = sorted({ref for ref in refs if not is_work_item_key(ref)})
+    wheres = []
+    for column, values, prefix in (("wi.key", keys, "k"), ("wi.id", ids, "i")):
+        if values:
+            placeholders, names = in_list(prefix, values)
+            wheres.append(f"{column} IN {placeholders}")
+            params.update(names)
     # Locked for the change on PostgreSQL (see `access.for_change`), in `$id` order: two bulk
     # updates of the same items lock them in the same order, never in a ring.
     lock = "" if db.codec.sqlite else " ORDER BY wi.id FOR NO KEY UPDATE OF wi"
     rows = db.rows(
         f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role{_ITEM_AND_PROJECT}{join}"
-        f" WHERE wi.id IN {placeholders}{lock}",
-        {**params, **names},
+        f" WHERE ({' OR '.join(wheres)}){lock}",
+        params,
     )
-    if len(rows) != len(set(ids)):
+    by_ref: dict[str, Sequence[Any]] = {}
+    for row in sorted(rows, key=lambda row: str(row[19])):  # (oldest first: newest wins)
+        by_ref[row[0]] = row
+        by_ref[row[1]] = row
+    if any(ref not in by_ref for ref in refs):
         raise NotFound("Work item")
-    roles = {row[15]: row[-1] for row in rows}
+    chosen = [by_ref[ref] for ref in refs]
+    item_ids = [row[0] for row in chosen]
+    if len(set(item_ids)) != len(item_ids):
+        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
+    roles = {row[15]: row[-1] for row in chosen}
     if len(roles) > 1:
         raise InvalidRequest(
             "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
         )
     ((workspace_id, role),) = roles.items()
-    records = {row[0]: item_from_row(row) for row in rows}
-    return records, workspace_access(caller, workspace_id=workspace_id, role=role)
+    records = {row[0]: item_from_row(row) for row in chosen}
+    return records, item_ids, workspace_access(caller, workspace_id=workspace_id, role=role)
 
 
 _COMMENTS = "SELECT id, work_item_id, author_id, body, created_at, updated_at FROM comments"

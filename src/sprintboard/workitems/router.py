@@ -14,7 +14,7 @@ from sprintboard.access import (
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.errors import InvalidRequest, PayloadTooLarge
+from sprintboard.errors import PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
@@ -136,17 +136,18 @@ async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: Calle
     response_model=Many[TaskRead],
     responses=error_responses(400, 403, 404, 413),
     dependencies=[Depends(_limit_bulk_size)],
-    summary="Update several work items at once (Kanban moves)",
+    summary="Update several work items at once",
 )
 async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: CallerDep) -> Response:
-    """All entries must be work items of one workspace; applied all or nothing."""
-    ids = [entry.id for entry in body.tasks]
-    if len(set(ids)) != len(ids):
-        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
+    """Each entry names a work item by `$id` or `key` and takes any field PATCH takes; all
+    of one workspace; applied all or nothing, in order (an error names its entry)."""
+    refs = [entry.ref for entry in body.tasks]
     moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
-    records, access = reads.read_visible_items(session, caller, ids, moving_to=moving_to)
+    records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=moving_to)
     access.require(Permission.WORK_ITEM_WRITE)
-    updated = service.bulk_update(session, access=access, records=records, entries=body.tasks)
+    updated = service.bulk_update(
+        session, access=access, records=records, ids=ids, entries=body.tasks
+    )
     return many(updated, len(updated))
 
 

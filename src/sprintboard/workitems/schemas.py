@@ -1,7 +1,8 @@
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from sprintboard.schemas import (
     DateIn,
@@ -82,11 +83,29 @@ class TaskUpdate(RequestModel):
     )
 
 
-class BulkEntry(RequestModel):
-    id: Ref = Field(alias="$id")
-    status: Status = None  # type: ignore[assignment]
-    position: Position = None  # type: ignore[assignment]
-    sprint_id: Ref | None = Field(None, alias="sprintId")
+class BulkEntry(TaskUpdate):
+    """One item of a bulk update, named by `$id` or `key`, with any field PATCH takes."""
+
+    id: Ref | None = Field(None, alias="$id")
+    key: Ref | None = Field(None, description="The item's key, instead of `$id`.")
+
+    @model_validator(mode="after")
+    def _named_once(self) -> "BulkEntry":
+        if (self.id is None) == (self.key is None):
+            raise PydanticCustomError(
+                "required", "{field}: name the item by `$id` or by `key`.", {"field": "$id"}
+            )
+        return self
+
+    @property
+    def ref(self) -> str:
+        return self.id or self.key or ""
+
+    KANBAN: ClassVar[frozenset[str]] = frozenset({"id", "key", "status", "position", "sprint_id"})
+
+    def is_kanban_move(self) -> bool:
+        """Whether it changes only what a board drags: status, position, sprint."""
+        return self.model_fields_set <= self.KANBAN
 
 
 class BulkUpdate(RequestModel):

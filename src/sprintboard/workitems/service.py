@@ -2,7 +2,8 @@
 lists with a fixed number of queries, Kanban bulk updates, comments and time logs.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
@@ -334,20 +335,59 @@ def bulk_update(
     *,
     access: WorkspaceAccess,
     records: dict[str, dict[str, Any]],
+    ids: Sequence[str],
     entries: Sequence[BulkEntry],
 ) -> list[dict[str, Any]]:
-    """Apply Kanban moves to items of one workspace, all or nothing; returns the items as
-    they now stand, in the order of `entries`.
+    """Apply the entries to items of one workspace (`ids[i]` is the item of `entries[i]`),
+    all or nothing; returns the items as they now stand, in the order of `entries`.
 
-    A hot path (a board drags up to 500 cards at once), in plain SQL: one statement run for
-    every changed item, and one event per changed item.
+    Board moves (status, position, sprint: a board drags up to 500 cards at once) take the
+    hot path, in plain SQL; any other field takes the path of `PATCH`, entry by entry, in
+    order, so that each is checked as one PATCH is (and after the entries before it).
     """
+    if all(entry.is_kanban_move() for entry in entries):
+        return _bulk_move(session, access=access, records=records, ids=ids, entries=entries)
+    for index, (item_id, data) in enumerate(zip(ids, entries, strict=True)):
+        item = session.get(WorkItem, item_id)  # (locked with the others before)
+        if item is None:
+            raise RuntimeError("a locked work item is gone")
+        with entry(index):
+            update_work_item(session, access=access, item=item, data=data)
+    session.flush()
+    return reads.read_items_in_order(session, ids)
+
+
+@contextmanager
+def entry(index: int) -> Iterator[None]:
+    """An error about one entry's field, renamed to name the entry: `tasks[3].name`."""
+    try:
+        yield
+    except InvalidRequest as error:
+        raise entry_error(index, error) from None
+
+
+def entry_error(index: int, error: InvalidRequest) -> InvalidRequest:
+    details = dict(error.details)
+    field, reason = f"tasks[{index}].{details.pop('field')}", details.pop("reason")
+    return InvalidRequest(field, reason, f"tasks[{index}].{error.message}", **details)
+
+
+def _bulk_move(
+    session: Session,
+    *,
+    access: WorkspaceAccess,
+    records: dict[str, dict[str, Any]],
+    ids: Sequence[str],
+    entries: Sequence[BulkEntry],
+) -> list[dict[str, Any]]:
+    """Board moves, in plain SQL: one statement run for every changed item, and one event
+    per changed item."""
     db = raw(session)
     sprints = _open_sprints(db, access.workspace_id, entries)
     now = utcnow()
     stamp, updates, events_to_write = db.codec.param(now), [], []
-    for index, entry in enumerate(entries):
-        record, sent = records[entry.id], entry.model_fields_set
+    for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
+        record, sent = records[item_id], entry.model_fields_set
         changes: dict[str, Any] = {}
         for attr, field in _BULK_FIELDS:
             if attr in sent and (value := getattr(entry, attr)) != record[field]:
@@ -362,7 +402,7 @@ def bulk_update(
         record["$updatedAt"] = iso(now)
         updates.append(
             {
-                "id": entry.id,
+                "id": item_id,
                 "status": record["status"],
                 "position": record["position"],
                 "sprint_id": record["sprintId"],
@@ -373,14 +413,14 @@ def bulk_update(
             {
                 "workspace_id": access.workspace_id,
                 "type": "task.updated",
-                "subject_id": entry.id,
+                "subject_id": item_id,
                 "actor_id": access.caller.user_id,
                 "payload": {"workItem": reads.event_form(record), "changes": changes},
             }
         )
     db.execute_many(_BULK_UPDATE, updates)
     events.record_many(session, events_to_write)
-    return reads.attach_assignees(db, [records[entry.id] for entry in entries])
+    return reads.attach_assignees(db, [records[item_id] for item_id in ids])
 
 
 def _open_sprints(
@@ -402,14 +442,11 @@ def _open_sprints(
 def _check_bulk_sprint(sprint: tuple[str, str] | None, record: dict[str, Any], index: int) -> None:
     path = f"tasks[{index}].sprintId"
     if sprint is None:
-        raise InvalidRequest("tasks", "not_found", f"{path}: no such sprint.", path=path)
+        raise InvalidRequest(path, "not_found", f"{path}: no such sprint.")
     project_id, status = sprint
     if project_id != record["projectId"] or status == "COMPLETED":
         raise InvalidRequest(
-            "tasks",
-            "invalid_value",
-            f"{path}: not an open sprint of the item's project.",
-            path=path,
+            path, "invalid_value", f"{path}: not an open sprint of the item's project."
         )
 
 
