@@ -183,3 +183,17 @@ def test_child_count_is_read_only(board: Board) -> None:
     item = board.task()
     response = board.api.patch(f"/tasks/{item['$id']}", {"childCount": 3})
     assert refusal(response) == (400, "childCount", "read_only")
+
+
+def test_deleting_a_project_detaches_children_in_other_projects(board: Board) -> None:
+    other = make_project_board(board)
+    epic = board.task(projectId=other["$id"], type="EPIC")
+    inside = board.task(projectId=other["$id"], parentId=epic["$id"])
+    child = board.task(parentId=epic["$id"])
+    board.api.ok("DELETE", f"/projects/{other['$id']}")
+    read = board.api.ok("GET", f"/tasks/{child['$id']}")
+    assert read["parentId"] is None
+    activity = board.api.ok("GET", f"/tasks/{child['$id']}/activity")["documents"]
+    updates = [e["changes"] for e in activity if e["type"] == "task.updated"]
+    assert updates == [{"parentId": {"from": epic["$id"], "to": None}}]
+    assert board.api.get(f"/tasks/{inside['$id']}").status_code == 404

@@ -252,7 +252,13 @@ def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkIte
     db = raw(session)
     if not db.codec.sqlite:
         db.rows("SELECT id FROM work_items WHERE id = :id FOR UPDATE", {"id": item.id})
-    _detach_children(session, access, item.id)
+    detach_children(
+        session,
+        workspace_id=access.workspace_id,
+        actor_id=access.caller.user_id,
+        condition="parent_id = :parent_id",
+        parent_id=item.id,
+    )
     _record(session, "task.deleted", access, item)
     raw(session).execute(
         "UPDATE projects SET item_count = item_count - 1 WHERE id = :id", {"id": item.project_id}
@@ -260,37 +266,39 @@ def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkIte
     session.delete(item)
 
 
-def _detach_children(session: Session, access: WorkspaceAccess, parent_id: str) -> None:
+def detach_children(
+    session: Session, *, workspace_id: str, actor_id: str | None, condition: str, **params: Any
+) -> None:
+    """The items that match `condition` (SQL on `work_items`, naming their parents) lose
+    their parent, each with a `task.updated` event (`changes.parentId`)."""
     db = raw(session)
     # (In `$id` order on PostgreSQL, as every request that locks several items does.)
     lock = "" if db.codec.sqlite else " ORDER BY id FOR NO KEY UPDATE"
-    child_ids = [
-        row[0]
-        for row in db.rows(
-            f"SELECT id FROM work_items WHERE parent_id = :id{lock}", {"id": parent_id}
-        )
-    ]
-    if not child_ids:
+    rows = db.rows(f"SELECT id, parent_id FROM work_items WHERE {condition}{lock}", params)
+    parents: dict[str, str] = {row[0]: row[1] for row in rows}
+    if not parents:
         return
+    child_ids = sorted(parents)
     placeholders, names = in_list("c", child_ids)
     db.execute(
         "UPDATE work_items SET parent_id = NULL, version = version + 1, updated_at = :now"
         f" WHERE id IN {placeholders}",
         {**names, "now": db.codec.param(utcnow())},
     )
-    changes = {"parentId": {"from": parent_id, "to": None}}
-    children = reads.read_items(session, child_ids)
     events.record_many(
         session,
         [
             {
-                "workspace_id": access.workspace_id,
+                "workspace_id": workspace_id,
                 "type": "task.updated",
                 "subject_id": child["$id"],
-                "actor_id": access.caller.user_id,
-                "payload": {"workItem": reads.event_form(child), "changes": changes},
+                "actor_id": actor_id,
+                "payload": {
+                    "workItem": reads.event_form(child),
+                    "changes": {"parentId": {"from": parents[child["$id"]], "to": None}},
+                },
             }
-            for child in children
+            for child in reads.read_items(session, child_ids)
         ],
     )
 
