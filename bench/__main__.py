@@ -239,7 +239,110 @@ class Run:
                 ],
             ),
         )
+        step(
+            "bulk-create 500 (p50)",
+            api.has("POST", "/tasks/bulk-create"),
+            "no items",
+            lambda: self.bulk_create(api, seeded),
+        )
+        step(
+            "deep tree: GET epic of 1,000",
+            api.has("POST", "/tasks/bulk-create"),
+            "no items",
+            lambda: self.deep_tree(api, seeded),
+        )
         del big
+
+    def bulk_create(self, api: Api, seeded: Seeded) -> None:
+        """500 items a call into a project of their own, p50; and per item against the
+        `POST /tasks` load's throughput (one item a request), if it ran."""
+        ws = seeded.workspace_id
+        project = api.call(
+            "POST", f"/workspaces/{ws}/projects", {"name": "Bulk", "key": "BULK"}, expect=201
+        )
+        body = {
+            "tasks": [
+                {
+                    "name": f"Imported {n}",
+                    "workspaceId": ws,
+                    "projectId": project["$id"],
+                    "labels": ["backend"],
+                    "assigneeIds": [seeded.member_id],
+                    "storyPoints": 3,
+                }
+                for n in range(self.cfg.bulk_entries)
+            ]
+        }
+        times = []
+        for n in range(self.cfg.bulk_repeats + 1):
+            _, elapsed = api.timed("POST", "/tasks/bulk-create", body, expect=201)
+            if n:
+                times.append(elapsed)
+        times.sort()
+        p50 = times[len(times) // 2]
+        per_item = p50 / self.cfg.bulk_entries
+        single = next((r.rps for r in self.rows if r.name == "POST /tasks" and r.rps), None)
+        versus = f"; {1000 / single / per_item:.0f}x POST /tasks per item" if single else ""
+        self.rows.append(
+            Row(
+                database=self.kind,
+                name="bulk-create 500 (p50)",
+                value=p50,
+                unit="ms",
+                p50_ms=p50,
+                p99_ms=times[-1],
+                note=f"{per_item:.3f} ms an item{versus}; p99 column = max",
+            )
+        )
+        self.log(f"bulk-create: p50 {p50:.0f} ms ({per_item:.3f} ms an item{versus})")
+
+    def deep_tree(self, api: Api, seeded: Seeded) -> None:
+        """10,000 items under 100 epics, one epic with 1,000 descendants (100 stories of 9
+        subtasks each), made with bulk creates; then loads on that epic's read (progress
+        over all 1,000) and its `ancestorId` list page."""
+        ws = seeded.workspace_id
+        project = api.call(
+            "POST", f"/workspaces/{ws}/projects", {"name": "Tree", "key": "TREE"}, expect=201
+        )
+
+        def create(bodies: list[dict[str, object]]) -> list[str]:
+            made: list[str] = []
+            for start in range(0, len(bodies), self.cfg.bulk_entries):
+                chunk = bodies[start : start + self.cfg.bulk_entries]
+                data = api.call("POST", "/tasks/bulk-create", {"tasks": chunk}, expect=201)
+                made += [item["$id"] for item in data["documents"]]
+            return made
+
+        def item(name: str, parent: str | None, **fields: object) -> dict[str, object]:
+            body = {"name": name, "workspaceId": ws, "projectId": project["$id"], **fields}
+            return {**body, "parentId": parent} if parent else body
+
+        statuses = ("DONE", "IN_PROGRESS", "TODO")
+        epics = create([item(f"Epic {n}", None, type="EPIC") for n in range(100)])
+        big, others = epics[0], epics[1:]
+        stories = create([item(f"Story {n}", big, type="STORY") for n in range(100)])
+        create(
+            [
+                item(f"Subtask {n}", story, storyPoints=n % 5, status=statuses[n % 3])
+                for story in stories
+                for n in range(9)
+            ]
+        )
+        create([item(f"Task {n}", epic) for epic in others for n in range(90)])
+        self.log("deep tree: 10,010 items under 100 epics")
+        self.run_load(
+            api,
+            "deep tree: GET epic of 1,000",
+            [Request("GET", f"{API}/tasks/{big}")],
+            "progress over 1,000 descendants; 10,010 items",
+        )
+        query = urlencode({"workspaceId": ws, "ancestorId": big, "limit": 50})
+        self.run_load(
+            api,
+            "deep tree: list ancestorId",
+            [Request("GET", f"{API}/tasks?{query}")],
+            "page of 50 of 1,000 descendants",
+        )
 
     def lists(self, api: Api, seeded: Seeded) -> None:
         ws = seeded.workspace_id

@@ -197,7 +197,8 @@ def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
     assert [p["name"] for p in list_tasks["parameters"]][-2:] == ["limit", "offset"]
     assert set(parameters) == {
         "workspaceId", "projectId", "sprintId", "status", "priority", "type", "assigneeId",
-        "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search", "limit", "offset",
+        "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search", "parentId",
+        "ancestorId", "limit", "offset",
     }  # fmt: skip
     assert all(p["in"] == "query" for p in parameters.values())
     assert [name for name, p in parameters.items() if p["required"]] == ["workspaceId"]

@@ -45,6 +45,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     ("", "sprintId"): "sprint",
     ("", "commentId"): "comment",
     ("", "deliveryId"): "delivery",
+    ("", "relationId"): "relation",
 }
 
 # Request bodies, by (method, path template); `{workspace}` etc. name objects of workspace A.
@@ -68,6 +69,10 @@ BODIES: dict[tuple[str, str], Any] = {
         "projectId": "{project}",
     },
     ("POST", f"{API}/tasks/bulk-update"): {"tasks": [{"$id": "{task}", "status": "DONE"}]},
+    ("POST", f"{API}/tasks/bulk-create"): {
+        "tasks": [{"name": "Hijack", "workspaceId": "{workspace}", "projectId": "{project}"}]
+    },
+    ("POST", f"{API}/tasks/{{taskId}}/relations"): {"type": "relates_to", "targetId": "{task}"},
     ("PATCH", f"{API}/tasks/{{taskId}}"): {"title": "Hijacked"},
     ("POST", f"{API}/tasks/{{taskId}}/comments"): {"body": "Hijack"},
     ("POST", f"{API}/tasks/{{taskId}}/time-logs"): {"hours": 1, "date": "2026-01-02"},
@@ -194,6 +199,14 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         {"name": "T1", "workspaceId": workspace["$id"], "projectId": project["$id"]},
     )
     comment = owner.ok("POST", f"/tasks/{task['$id']}/comments", {"body": "hello"})
+    other = owner.ok(
+        "POST",
+        "/tasks",
+        {"name": "T2", "workspaceId": workspace["$id"], "projectId": project["$id"]},
+    )
+    relation = owner.ok(
+        "POST", f"/tasks/{task['$id']}/relations", {"type": "blocks", "targetId": other["$id"]}
+    )
     webhook = owner.ok(
         "POST",
         f"/workspaces/{workspace['$id']}/webhooks",
@@ -209,6 +222,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "task": task["$id"],
         "task_key": task["key"],
         "comment": comment["$id"],
+        "relation": relation["$id"],
         "webhook": webhook["$id"],
         "delivery": ping["$id"],
     }

@@ -59,7 +59,8 @@ def test_a_bad_entry_leaves_every_item_unchanged(board: Board) -> None:
         ({"$id": tasks[2]["$id"], "status": "WONTFIX"}, 400, "invalid_value"),
         ({"$id": tasks[2]["$id"], "sprintId": done["$id"]}, 400, "invalid_value"),
         ({"$id": tasks[2]["$id"], "sprintId": "nope"}, 400, "not_found"),
-        ({"$id": tasks[2]["$id"], "title": "x"}, 400, "unknown_field"),
+        ({"$id": tasks[2]["$id"], "bogus": "x"}, 400, "unknown_field"),
+        ({"$id": tasks[2]["$id"], "projectId": "x"}, 400, "immutable"),
         ({"$id": tasks[2]["$id"], "position": "top"}, 400, "invalid_type"),
         ({"$id": "nope"}, 404, ""),
     ]

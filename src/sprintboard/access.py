@@ -23,6 +23,7 @@ from sprintboard.models import (
     Sprint,
     Webhook,
     WorkItem,
+    WorkItemRelation,
     Workspace,
     WorkspaceMember,
 )
@@ -299,6 +300,14 @@ def access_comment(
     session: Session, caller: Caller, comment_id: str
 ) -> tuple[Comment, WorkspaceAccess]:
     return _access_one(session, caller, Comment, "Comment", Comment.id == comment_id)
+
+
+def access_relation(
+    session: Session, caller: Caller, relation_id: str
+) -> tuple[WorkItemRelation, WorkspaceAccess]:
+    return _access_one(
+        session, caller, WorkItemRelation, "Relation", WorkItemRelation.id == relation_id
+    )
 
 
 def visible_workspace_ids(caller: Caller) -> Select[str]:

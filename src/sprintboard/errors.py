@@ -1,5 +1,6 @@
 """One error type, one envelope: `{"error": {"code", "message", "details"}}`."""
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -201,6 +202,11 @@ READ_ONLY_FIELDS = frozenset(
         "comments",
         "timeLogs",
         "workItems",
+        "childCount",
+        "parent",
+        "progress",
+        "relations",
+        "blocked",
         "isOrgAdmin",
         "secret",
         "authorId",
@@ -213,6 +219,10 @@ READ_ONLY_FIELDS = frozenset(
 
 IMMUTABLE_FIELDS = frozenset({"projectId", "workspaceId"})
 """Fields fixed at creation: where an update model lacks them, sending one is `immutable`."""
+
+
+_BULK_ENTRY = re.compile(r"^tasks\[\d+\]\.([^.\[]+)")
+_BULK_ENTRY_ITSELF = re.compile(r"^tasks\[\d+\]$")
 
 
 def _field_path(loc: Sequence[int | str]) -> str:
@@ -240,12 +250,19 @@ def validation_error_details(
         reason = "invalid_type"  # (null or a number where one of some strings is wanted)
     path = _field_path(loc)
     field = path.split(".")[0].split("[")[0]
+    # An entry of a bulk request is named with its field, `tasks[3].name` (contract §10).
+    entry = _BULK_ENTRY.match(path)
+    if entry:
+        field = entry.group(0)
     named = (first.get("ctx") or {}).get("field")
     if field == "body" and isinstance(named, str):  # a whole-body check that names its field
         path = field = named
+    elif entry is None and isinstance(named, str) and _BULK_ENTRY_ITSELF.match(path):
+        path = field = f"{path}.{named}"  # (a check of a whole entry that names its field)
     if reason == "unknown_field" and path == field:
-        reason = "read_only" if field in READ_ONLY_FIELDS else reason
-        reason = "immutable" if is_update and field in IMMUTABLE_FIELDS else reason
+        own = entry.group(1) if entry else field
+        reason = "read_only" if own in READ_ONLY_FIELDS else reason
+        reason = "immutable" if is_update and own in IMMUTABLE_FIELDS else reason
     if kind == "missing" and field == "body":
         reason = "required"
     if reason == "invalid_json":
@@ -270,7 +287,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def on_validation_error(request: Request, exc: RequestValidationError) -> Response:
-        is_update = request.method == "PATCH"
+        # (A bulk update's entries are updates too: `projectId` there is `immutable`.)
+        is_update = request.method == "PATCH" or request.url.path.endswith("/bulk-update")
         message, details = validation_error_details(exc.errors(), is_update=is_update)
         return error_response(400, "INVALID_REQUEST", message, details)
 

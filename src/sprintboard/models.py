@@ -240,6 +240,9 @@ class WorkItem(Timestamped, Base):
         Index("ix_work_items_workspace_order", "workspace_id", "position", "created_at", "id"),
         Index("ix_work_items_workspace_key", "workspace_id", "key"),
         Index("ix_work_items_sprint", "sprint_id", "status"),
+        # Children by parent: `childCount`, and the recursive walks down a tree (progress,
+        # `ancestorId`) that follow it one level at a time.
+        Index("ix_work_items_parent", "parent_id"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -266,6 +269,28 @@ class WorkItem(Timestamped, Base):
         ForeignKey("users.id", ondelete="SET NULL"), index=True
     )
     version: Mapped[int] = mapped_column(Integer, default=1)
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("work_items.id", ondelete="SET NULL"))
+    """The parent in the hierarchy (any project of the workspace); at most 10 levels deep."""
+
+
+class WorkItemRelation(Base):
+    """A relation between two work items, stored once in its canonical direction: `blocks`
+    (source blocks target), `duplicates` (source duplicates target) or `relates_to` (source
+    is the lesser `$id`). `blocked_by` and `duplicated_by` are these read from the target."""
+
+    __tablename__ = "work_item_relations"
+    __table_args__ = (
+        UniqueConstraint("source_id", "target_id", "type"),
+        Index("ix_work_item_relations_target", "target_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    source_id: Mapped[str] = mapped_column(ForeignKey("work_items.id", ondelete="CASCADE"))
+    target_id: Mapped[str] = mapped_column(ForeignKey("work_items.id", ondelete="CASCADE"))
+    type: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Comment(Timestamped, Base):

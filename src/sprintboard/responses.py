@@ -48,8 +48,10 @@ def one(
     return JSONResponse({"data": record}, status_code=status, headers=headers)
 
 
-def many(documents: Sequence[dict[str, Any]], total: int) -> JSONResponse:
-    return JSONResponse({"data": {"documents": list(documents), "total": total}})
+def many(documents: Sequence[dict[str, Any]], total: int, *, status: int = 200) -> JSONResponse:
+    return JSONResponse(
+        {"data": {"documents": list(documents), "total": total}}, status_code=status
+    )
 
 
 def deleted(record_id: str) -> JSONResponse:

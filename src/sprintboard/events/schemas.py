@@ -18,6 +18,8 @@ EventType = Literal[
     "sprint.started",
     "sprint.completed",
     "sprint.deleted",
+    "relation.created",
+    "relation.deleted",
 ]
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 
@@ -106,10 +108,12 @@ class EventRead(Timestamps):
     id: str = Field(alias="$id")
     type: EventType
     workspace_id: str = Field(alias="workspaceId")
-    subject_id: str = Field(alias="subjectId", description="The work item's or sprint's `$id`.")
+    subject_id: str = Field(
+        alias="subjectId", description="The work item's, sprint's or relation's `$id`."
+    )
     actor_id: str | None = Field(alias="actorId")
     payload: dict[str, Any] = Field(
-        description="`workItem` or `sprint` as after the change; `changes` on updates."
+        description="`workItem`, `sprint` or `relation` as after the change; `changes` on updates."
     )
 
 

@@ -45,7 +45,8 @@ SPRINT_EVENTS = (
     "sprint.completed",
     "sprint.deleted",
 )
-EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS
+RELATION_EVENTS = ("relation.created", "relation.deleted")
+EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + RELATION_EVENTS
 
 ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds", "sprintId"})
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""

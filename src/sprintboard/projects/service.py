@@ -15,6 +15,7 @@ from sprintboard.models import Project, Sprint, touched
 from sprintboard.sprints.schemas import sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
+from sprintboard.workitems.service import detach_children
 
 
 def derive_key(name: str) -> str:
@@ -96,6 +97,15 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
     its sprints. Each item and sprint leaves a `task.deleted` or `sprint.deleted` event, as
     when deleted one by one, so that feed readers and webhooks learn that it is gone."""
     db = raw(session)
+    # Children in other projects stay, without a parent, as when their parent is deleted.
+    detach_children(
+        session,
+        workspace_id=project.workspace_id,
+        actor_id=caller.user_id,
+        condition="parent_id IN (SELECT id FROM work_items WHERE project_id = :project_id)"
+        " AND project_id <> :project_id",
+        project_id=project.id,
+    )
     rows = db.rows(
         f"DELETE FROM work_items WHERE project_id = :project_id {ITEM_RETURNING[db.dialect]}",
         {"project_id": project.id, "project_name": None, "project_key": None},

@@ -32,8 +32,11 @@ def _item_columns(
     of: str = "wi.",
     project: str = "p.name, p.key",
     real: Callable[[str], str] = str,
+    children: str = "(SELECT count(*) FROM work_items c_ WHERE c_.parent_id = wi.id)",
 ) -> str:
-    """The columns `item_from_row` reads: of the item (`of` qualifies them) and its project;
+    """The columns `item_from_row` reads: of the item (`of` qualifies them), its project,
+    its parent and how many children it has (`children`, counted through the parent index:
+    one probe per item, cheaper than a counter every child's move would have to lock);
     `real` wraps the floating-point ones."""
     json, stamp, day = codec.json_column, codec.timestamp_column, codec.day_column
     return f"""
@@ -42,7 +45,7 @@ def _item_columns(
 {real(f"{of}estimated_hours")}, {real(f"{of}story_points")}, {of}flagged, {of}sprint_id,
 {of}project_id, {of}workspace_id, {real(f"{of}position")}, {of}comment_count,
 {real(f"{of}logged_hours")}, {stamp(f"{of}created_at")}, {stamp(f"{of}updated_at")},
-{of}version, {project}
+{of}version, {project}, {of}parent_id, {children}
 """
 
 
@@ -59,12 +62,14 @@ ITEM_RETURNING = {
         of="",
         project=":project_name, :project_key",
         real=(lambda column: f"CAST({column} AS REAL)") if dialect == "sqlite" else str,
+        children="0",
     )
     for dialect in ("sqlite", "postgresql")
 }
 """An `INSERT` into or `UPDATE` of `work_items` that ends in this answers the rows
 `item_from_row` reads (SQLite names no alias in `RETURNING`, hence unqualified columns); it
-takes the project's name and key as the parameters `project_name` and `project_key`.
+takes the project's name and key as the parameters `project_name` and `project_key`, and
+answers no children (a new item has none).
 SQLite's `RETURNING` gives the values as sent, before the column's type applies: its
 floating-point columns are cast, so that `2` is answered as a read answers it, `2.0`.
 """
@@ -82,7 +87,7 @@ _DETAIL = {
     dialect: f"SELECT {columns}, {_ASSIGNEES[dialect]}" for dialect, columns in ITEM_COLUMNS.items()
 }
 """An item's columns and, after them, its assignees (`_ASSIGNEES`)."""
-_ASSIGNEES_AT = 24  # after the columns of ITEM_COLUMNS
+_ASSIGNEES_AT = 26  # after the columns of ITEM_COLUMNS
 
 
 def item_from_row(row: Sequence[Any]) -> dict[str, Any]:
@@ -112,6 +117,8 @@ def item_from_row(row: Sequence[Any]) -> dict[str, Any]:
         "loggedHours": row[18],
         "$createdAt": row[19],
         "$updatedAt": row[20],
+        "parentId": row[24],
+        "childCount": row[25],
         "project": {"$id": row[14], "name": row[22], "key": row[23]},
     }
 
@@ -179,10 +186,108 @@ def read_visible_item(
     )
     if row is None:
         raise NotFound("Work item")
-    record = _detail(db, row, _assignee_rows(row[_ASSIGNEES_AT]))
+    record = with_hierarchy(db, _detail(db, row, _assignee_rows(row[_ASSIGNEES_AT])))
     return VisibleItem(
         record, etag(row[0], row[_VERSION]), workspace_access(caller, row[15], row[-1])
     )
+
+
+MAX_DEPTH = 10
+"""Levels a tree may have, its root being level 1 (see `hierarchy`)."""
+
+_TREE = f"""
+WITH RECURSIVE tree_(id, status, points, level) AS (
+    SELECT id, status, story_points, 1 FROM work_items WHERE parent_id = :id
+    UNION ALL
+    SELECT w.id, w.status, w.story_points, t.level + 1
+    FROM work_items w JOIN tree_ t ON w.parent_id = t.id WHERE t.level < {MAX_DEPTH}
+)
+SELECT 'g', NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*),
+    sum(CASE WHEN status = 'DONE' THEN 1 ELSE 0 END), sum(points),
+    sum(CASE WHEN status = 'DONE' THEN points END)
+FROM tree_
+"""
+"""Progress over every descendant: walked down the parent index one level at a time (the
+level bound keeps even damaged data from looping), in rows of `_HIERARCHY_ROW`'s shape."""
+_PARENT = (
+    "SELECT 'p', id, key, title, type, status, NULL, NULL, NULL, NULL, NULL, NULL"
+    " FROM work_items WHERE id = :parent_id"
+)
+
+
+def _relations_sql(codec: Codec) -> str:
+    """An item's relations, both ways, as rows of `_HIERARCHY_ROW`'s shape: `o` where it is
+    the source, `i` where it is the target."""
+    created = codec.timestamp_column("r.created_at")
+    return " UNION ALL ".join(
+        f"SELECT '{kind}', r.id, o.id, o.key, o.title, o.status, {created}, r.type,"
+        " NULL, NULL, NULL, NULL FROM work_item_relations r"
+        f" JOIN work_items o ON o.id = r.{other} WHERE r.{me} = :id"
+        for kind, me, other in (("o", "source_id", "target_id"), ("i", "target_id", "source_id"))
+    )
+
+
+_RELATIONS = {dialect: _relations_sql(Codec(dialect)) for dialect in ("sqlite", "postgresql")}
+SEEN_FROM_TARGET = {"blocks": "blocked_by", "duplicates": "duplicated_by"}
+"""A stored relation's type as its target sees it (`relates_to` reads the same both ways)."""
+
+
+def relation_from_row(row: Sequence[Any]) -> dict[str, Any]:
+    """A relation as the item it is read through sees it, from a row of `_RELATIONS`."""
+    seen = row[7] if row[0] == "o" else SEEN_FROM_TARGET.get(row[7], row[7])
+    task = {"$id": row[2], "key": row[3], "title": row[4], "status": row[5]}
+    return {"$id": row[1], "type": seen, "task": task, "$createdAt": row[6]}
+
+
+def read_relations(db: Raw, item_id: str) -> list[dict[str, Any]]:
+    """An item's relations, as it sees them, oldest first."""
+    rows = db.rows(f"{_RELATIONS[db.dialect]} ORDER BY 7, 2", {"id": item_id})
+    return sorted(map(relation_from_row, rows), key=lambda r: (r["$createdAt"], r["$id"]))
+
+
+def with_new_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
+    """`with_hierarchy` for an item just made: no children, no relations; only its parent
+    is read, if it has one."""
+    if item["parentId"] is not None:
+        return with_hierarchy(db, item)
+    item["parent"] = None
+    item["progress"] = {"items": 0, "doneItems": 0, "points": 0, "donePoints": 0}
+    item["relations"], item["blocked"] = [], False
+    return item
+
+
+def with_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
+    """`item` with `parent`, `progress` (over all its descendants), `relations` and
+    `blocked`: one statement, whose parts run only where they can find something."""
+    parts, params = [_RELATIONS[db.dialect]], {"id": item["$id"]}
+    if item["parentId"] is not None:
+        parts.append(_PARENT)
+        params["parent_id"] = item["parentId"]
+    sql = " UNION ALL ".join(parts)
+    if item["childCount"]:
+        sql = f"{_TREE} UNION ALL {sql}"
+    parent, relations = None, []
+    progress = {"items": 0, "doneItems": 0, "points": 0, "donePoints": 0}
+    for row in db.rows(f"{sql} ORDER BY 1, 7, 2", params):
+        kind = row[0]
+        if kind == "g":
+            progress = {
+                "items": int(row[8]),
+                "doneItems": int(row[9] or 0),
+                "points": row[10] or 0,
+                "donePoints": row[11] or 0,
+            }
+        elif kind == "p":
+            parent = {"$id": row[1], "key": row[2], "title": row[3], "type": row[4]}
+            parent["status"] = row[5]
+        else:
+            relations.append(relation_from_row(row))
+    relations.sort(key=lambda r: (r["$createdAt"], r["$id"]))
+    item["parent"], item["progress"], item["relations"] = parent, progress, relations
+    item["blocked"] = any(
+        r["type"] == "blocked_by" and r["task"]["status"] != "DONE" for r in relations
+    )
+    return item
 
 
 def read_item(
@@ -196,7 +301,27 @@ def read_item(
     row = db.row(f"{_DETAIL[db.dialect]}{_ITEM_AND_PROJECT} WHERE wi.id = :id", {"id": item_id})
     if row is None:
         raise NotFound("Work item")
-    return from_row(db, row, _assignee_rows(row[_ASSIGNEES_AT]), history=history)
+    record, tag = from_row(db, row, _assignee_rows(row[_ASSIGNEES_AT]), history=history)
+    return (with_hierarchy(db, record) if history else record), tag
+
+
+def read_items(session: Session, item_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Work items the caller has already been given access to, with their assignees, in
+    the order of their `$id`s (which is the order they were made in)."""
+    db = raw(session)
+    records: list[dict[str, Any]] = []
+    for start in range(0, len(item_ids), 500):
+        placeholders, params = in_list("i", item_ids[start : start + 500])
+        rows = db.rows(f"{_ITEMS[db.dialect]} WHERE wi.id IN {placeholders}", params)
+        records += (item_from_row(row) for row in rows)
+    records.sort(key=lambda record: str(record["$id"]))
+    return attach_assignees(db, records)
+
+
+def read_items_in_order(session: Session, item_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """`read_items`, in the order of `item_ids`."""
+    by_id = {record["$id"]: record for record in read_items(session, item_ids)}
+    return [by_id[item_id] for item_id in item_ids]
 
 
 def from_row(
@@ -222,7 +347,12 @@ def event_form(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in _EMBEDDED}
 
 
-_EMBEDDED = frozenset({"project", "assignees", "comments", "timeLogs"})
+_EMBEDDED = frozenset(
+    {"project", "assignees", "comments", "timeLogs", "childCount", *("parent", "progress")}
+    | {"relations", "blocked"}
+)
+"""Embedded records, and what is derived from other items (`childCount`, `progress`...):
+they change without an event about this item, so its events do not carry them."""
 
 
 def _detail(
@@ -299,36 +429,55 @@ _HISTORY_USERS = " UNION ALL SELECT 'u', id, NULL, name, email, NULL, NULL, NULL
 
 
 def read_visible_items(
-    session: Session, caller: Caller, ids: Sequence[str], *, moving_to: Sequence[str] = ()
-) -> tuple[dict[str, dict[str, Any]], WorkspaceAccess]:
-    """Several work items by `$id`, all in one workspace (a bulk update's rule), locked for
-    the change, and the sprints in `moving_to` (of the caller's workspaces) locked for share.
+    session: Session, caller: Caller, refs: Sequence[str], *, moving_to: Sequence[str] = ()
+) -> tuple[dict[str, dict[str, Any]], list[str], WorkspaceAccess]:
+    """Several work items by `$id` or key, all in one workspace (a bulk update's rule),
+    locked for the change, and the sprints in `moving_to` (of the caller's workspaces)
+    locked for share; returns the records by `$id`, the `$id` of each ref in order, and
+    the caller's standing. A key found in several of the caller's workspaces means the
+    newest item, as for one item (`access.access_work_item`).
 
     Any item the caller cannot see makes the whole request "not found"; visible items in more
-    than one workspace are a 400 `mixed_workspaces`. Records come without `assignees`.
+    than one workspace are a 400 `mixed_workspaces`; one item named twice is a 400.
+    Records come without `assignees`.
     """
     db = raw(session)
     join, params = membership_join_sql(caller, "wi.workspace_id")
     lock_sprints_moved_to(session, caller, moving_to)
-    placeholders, names = in_list("i", ids)
+    keys = sorted({ref for ref in refs if is_work_item_key(ref)})
+    ids = sorted({ref for ref in refs if not is_work_item_key(ref)})
+    wheres = []
+    for column, values, prefix in (("wi.key", keys, "k"), ("wi.id", ids, "i")):
+        if values:
+            placeholders, names = in_list(prefix, values)
+            wheres.append(f"{column} IN {placeholders}")
+            params.update(names)
     # Locked for the change on PostgreSQL (see `access.for_change`), in `$id` order: two bulk
     # updates of the same items lock them in the same order, never in a ring.
     lock = "" if db.codec.sqlite else " ORDER BY wi.id FOR NO KEY UPDATE OF wi"
     rows = db.rows(
         f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role{_ITEM_AND_PROJECT}{join}"
-        f" WHERE wi.id IN {placeholders}{lock}",
-        {**params, **names},
+        f" WHERE ({' OR '.join(wheres)}){lock}",
+        params,
     )
-    if len(rows) != len(set(ids)):
+    by_ref: dict[str, Sequence[Any]] = {}
+    for row in sorted(rows, key=lambda row: str(row[19])):  # (oldest first: newest wins)
+        by_ref[row[0]] = row
+        by_ref[row[1]] = row
+    if any(ref not in by_ref for ref in refs):
         raise NotFound("Work item")
-    roles = {row[15]: row[-1] for row in rows}
+    chosen = [by_ref[ref] for ref in refs]
+    item_ids = [row[0] for row in chosen]
+    if len(set(item_ids)) != len(item_ids):
+        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
+    roles = {row[15]: row[-1] for row in chosen}
     if len(roles) > 1:
         raise InvalidRequest(
             "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
         )
     ((workspace_id, role),) = roles.items()
-    records = {row[0]: item_from_row(row) for row in rows}
-    return records, workspace_access(caller, workspace_id=workspace_id, role=role)
+    records = {row[0]: item_from_row(row) for row in chosen}
+    return records, item_ids, workspace_access(caller, workspace_id=workspace_id, role=role)
 
 
 _COMMENTS = "SELECT id, work_item_id, author_id, body, created_at, updated_at FROM comments"
@@ -448,6 +597,10 @@ class TaskFilters:
     due_after: date | None = None
     flagged: bool | None = None
     search: str | None = None
+    parent: str | None = None
+    """The parent's `$id` or key (its direct children), or `none` (items without a parent)."""
+    ancestor: str | None = None
+    """An item's `$id` or key: every item below it, at any depth."""
 
     def narrows_within_projects(self) -> bool:
         """Whether any filter beyond `project_id` applies."""
@@ -463,6 +616,8 @@ class TaskFilters:
             or self.due_after
             or self.flagged is not None
             or self.search
+            or self.parent
+            or self.ancestor
         )
 
 
@@ -542,6 +697,22 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
     if f.flagged is not None:
         clauses.append("wi.flagged = :flagged")
         params["flagged"] = f.flagged
+    if f.parent == "none":
+        clauses.append("wi.parent_id IS NULL")
+    elif f.parent is not None:
+        clauses.append(f"wi.parent_id = ({_item_by_ref('parent_ref', f.parent)})")
+        params["parent_ref"] = f.parent
+    if f.ancestor is not None:
+        # Walked down from the ancestor through the parent index: a thousand descendants
+        # are a thousand probes, whatever the size of the workspace.
+        clauses.append(
+            "wi.id IN (WITH RECURSIVE below_(id, level) AS ("
+            " SELECT id, 1 FROM work_items"
+            f" WHERE parent_id = ({_item_by_ref('ancestor_ref', f.ancestor)})"
+            " UNION ALL SELECT w.id, b.level + 1 FROM work_items w JOIN below_ b"
+            f" ON w.parent_id = b.id WHERE b.level < {MAX_DEPTH}) SELECT id FROM below_)"
+        )
+        params["ancestor_ref"] = f.ancestor
     if f.search:
         escaped = f.search.replace("!", "!!").replace("%", "!%").replace("_", "!_")
         # Both sides folded by the same function: SQLite's own LOWER folds ASCII only, so
@@ -553,3 +724,10 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
         )
         params["search"] = f"%{escaped}%"
     return " AND ".join(clauses), params
+
+
+def _item_by_ref(param: str, ref: str) -> str:
+    """A subquery for the `$id` of the workspace's item whose `$id` or key (`ref`) is in the
+    parameter `param`: none, so nothing matches, if there is no such item."""
+    column = "key" if is_work_item_key(ref) else "id"
+    return f"SELECT id FROM work_items WHERE workspace_id = :workspace_id AND {column} = :{param}"

@@ -7,23 +7,27 @@ from starlette.responses import Response
 from sprintboard.access import (
     Permission,
     access_comment,
+    access_relation,
     access_work_item,
     access_workspace_id,
     lock_sprints_moved_to,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.errors import InvalidRequest, PayloadTooLarge
+from sprintboard.errors import PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
-from sprintboard.workitems import reads, service
+from sprintboard.workitems import bulk_create, reads, relations, service
 from sprintboard.workitems.schemas import (
+    BulkCreate,
     BulkUpdate,
     CommentCreate,
     CommentRead,
     ItemQuery,
     Priority,
+    RelationCreate,
+    RelationRead,
     Status,
     TaskCreate,
     TaskDetail,
@@ -69,6 +73,8 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         due_after=query.due_after,
         flagged=query.flagged,
         search=query.search or None,
+        parent=query.parent_id or None,
+        ancestor=query.ancestor_id or None,
     )
     items, total = reads.list_items(
         session,
@@ -104,8 +110,25 @@ async def _limit_bulk_size(request: Request) -> None:
     entries = body.get("tasks") if isinstance(body, dict) else None
     if isinstance(entries, list) and len(entries) > MAX_BULK:
         raise PayloadTooLarge(
-            f"A bulk update takes at most {MAX_BULK} work items.", {"limit": MAX_BULK}
+            f"A bulk request takes at most {MAX_BULK} work items.", {"limit": MAX_BULK}
         )
+
+
+@router.post(
+    "/tasks/bulk-create",
+    status_code=201,
+    response_model=Many[TaskRead],
+    responses=error_responses(400, 403, 404, 413),
+    dependencies=[Depends(_limit_bulk_size)],
+    summary="Create several work items at once",
+)
+async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: CallerDep) -> Response:
+    """Each entry as `POST /tasks` takes it, all of one workspace; all or nothing. Keys are
+    consecutive per project in request order; the answer lists the items in that order."""
+    access = access_workspace_id(session, caller, bulk_create.workspace_of(body.tasks))
+    access.require(Permission.WORK_ITEM_WRITE)
+    created = bulk_create.bulk_create(session, access=access, entries=body.tasks)
+    return many(created, len(created), status=201)
 
 
 @router.post(
@@ -113,17 +136,18 @@ async def _limit_bulk_size(request: Request) -> None:
     response_model=Many[TaskRead],
     responses=error_responses(400, 403, 404, 413),
     dependencies=[Depends(_limit_bulk_size)],
-    summary="Update several work items at once (Kanban moves)",
+    summary="Update several work items at once",
 )
 async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: CallerDep) -> Response:
-    """All entries must be work items of one workspace; applied all or nothing."""
-    ids = [entry.id for entry in body.tasks]
-    if len(set(ids)) != len(ids):
-        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
+    """Each entry names a work item by `$id` or `key` and takes any field PATCH takes; all
+    of one workspace; applied all or nothing, in order (an error names its entry)."""
+    refs = [entry.ref for entry in body.tasks]
     moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
-    records, access = reads.read_visible_items(session, caller, ids, moving_to=moving_to)
+    records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=moving_to)
     access.require(Permission.WORK_ITEM_WRITE)
-    updated = service.bulk_update(session, access=access, records=records, entries=body.tasks)
+    updated = service.bulk_update(
+        session, access=access, records=records, ids=ids, entries=body.tasks
+    )
     return many(updated, len(updated))
 
 
@@ -164,7 +188,8 @@ async def update_task(
     if written is None:  # nothing changed
         return _detail(session, item.id)
     record, tag = written
-    return one(reads.with_history(raw(session), record), headers={"ETag": tag})
+    db = raw(session)
+    return one(reads.with_hierarchy(db, reads.with_history(db, record)), headers={"ETag": tag})
 
 
 @router.delete(
@@ -265,3 +290,50 @@ async def add_time_log(
     )
     session.flush()
     return one(reads.read_time_log(raw(session), log.id), status=201)
+
+
+@router.get(
+    "/tasks/{taskId}/relations",
+    response_model=Many[RelationRead],
+    responses=error_responses(404),
+    summary="List a work item's relations, as it sees them",
+)
+async def list_relations(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Response:
+    item, _ = access_work_item(session, caller, ref)
+    found = reads.read_relations(raw(session), item.id)
+    return many(found, len(found))
+
+
+@router.post(
+    "/tasks/{taskId}/relations",
+    status_code=201,
+    response_model=One[RelationRead],
+    responses=error_responses(400, 403, 404, 409),
+    summary="Relate a work item to another",
+)
+async def create_relation(
+    ref: TaskRef, body: RelationCreate, session: SessionDep, caller: CallerDep
+) -> Response:
+    """`A blocked_by B` is `B blocks A`: a relation that exists in either spelling is 409
+    `duplicate_relation`. The target must be of the same workspace."""
+    item, access = access_work_item(session, caller, ref)
+    access.require(Permission.WORK_ITEM_WRITE)
+    relation = relations.create_relation(
+        session, access=access, item=item, type=body.type, target_ref=body.target_id
+    )
+    return one(relation, status=201)
+
+
+@router.delete(
+    "/relations/{relationId}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404),
+    summary="Delete a relation",
+)
+async def delete_relation(
+    relation_id: Annotated[str, Path(alias="relationId")], session: SessionDep, caller: CallerDep
+) -> Response:
+    relation, access = access_relation(session, caller, relation_id)
+    access.require(Permission.WORK_ITEM_WRITE)
+    relations.delete_relation(session, access=access, relation=relation)
+    return deleted(relation.id)

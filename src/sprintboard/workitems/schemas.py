@@ -1,7 +1,8 @@
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from sprintboard.schemas import (
     DateIn,
@@ -57,6 +58,9 @@ class TaskCreate(RequestModel):
         description="A sprint of the project; null for the backlog; absent: the active sprint.",
     )
     position: Position | None = Field(None, description="Defaults to the end of the project.")
+    parent_id: Ref | None = Field(
+        None, alias="parentId", description="The parent's `$id` or key (same workspace)."
+    )
 
 
 class TaskUpdate(RequestModel):
@@ -74,17 +78,45 @@ class TaskUpdate(RequestModel):
     flagged: bool = None  # type: ignore[assignment]
     sprint_id: Ref | None = Field(None, alias="sprintId")
     position: Position = None  # type: ignore[assignment]
+    parent_id: Ref | None = Field(
+        None, alias="parentId", description="The parent's `$id` or key; null: none."
+    )
 
 
-class BulkEntry(RequestModel):
-    id: Ref = Field(alias="$id")
-    status: Status = None  # type: ignore[assignment]
-    position: Position = None  # type: ignore[assignment]
-    sprint_id: Ref | None = Field(None, alias="sprintId")
+class BulkEntry(TaskUpdate):
+    """One item of a bulk update, named by `$id` or `key`, with any field PATCH takes."""
+
+    id: Ref | None = Field(None, alias="$id")
+    key: Ref | None = Field(None, description="The item's key, instead of `$id`.")
+
+    @model_validator(mode="after")
+    def _named_once(self) -> "BulkEntry":
+        if (self.id is None) == (self.key is None):
+            raise PydanticCustomError(
+                "required", "{field}: name the item by `$id` or by `key`.", {"field": "$id"}
+            )
+        return self
+
+    @property
+    def ref(self) -> str:
+        return self.id or self.key or ""
+
+    KANBAN: ClassVar[frozenset[str]] = frozenset({"id", "key", "status", "position", "sprint_id"})
+
+    def is_kanban_move(self) -> bool:
+        """Whether it changes only what a board drags: status, position, sprint."""
+        return self.model_fields_set <= self.KANBAN
 
 
 class BulkUpdate(RequestModel):
     tasks: Annotated[list[BulkEntry], Field(min_length=1, description="1 to 500 entries.")]
+
+
+class BulkCreate(RequestModel):
+    tasks: Annotated[
+        list[TaskCreate],
+        Field(min_length=1, description="1 to 500 create bodies, all of one workspace."),
+    ]
 
 
 class CommentCreate(RequestModel):
@@ -145,13 +177,62 @@ class TaskRead(Timestamps):
     position: float
     comment_count: int = Field(alias="commentCount")
     logged_hours: float = Field(alias="loggedHours")
+    parent_id: str | None = Field(alias="parentId")
+    child_count: int = Field(alias="childCount", description="Direct children.")
     project: ProjectSummary
     assignees: list[UserSummary]
 
 
+class ParentSummary(BaseModel):
+    id: str = Field(alias="$id")
+    key: str
+    title: str
+    type: str
+    status: Status
+
+
+class Progress(BaseModel):
+    """Over every descendant, at any depth."""
+
+    items: int
+    done_items: int = Field(alias="doneItems")
+    points: float
+    done_points: float = Field(alias="donePoints")
+
+
+RelationType = Literal["blocks", "blocked_by", "relates_to", "duplicates", "duplicated_by"]
+
+
+class RelatedTask(BaseModel):
+    id: str = Field(alias="$id")
+    key: str
+    title: str
+    status: Status
+
+
+class RelationRead(BaseModel):
+    """A relation as the item it is read through sees it."""
+
+    id: str = Field(alias="$id")
+    type: RelationType
+    task: RelatedTask
+    created_at: str = Field(alias="$createdAt", json_schema_extra={"format": "date-time"})
+
+
 class TaskDetail(TaskRead):
+    """One work item: with its comments, time logs, place in the hierarchy and relations."""
+
     comments: list[CommentRead]
     time_logs: list[TimeLogRead] = Field(alias="timeLogs")
+    parent: ParentSummary | None
+    progress: Progress
+    relations: list[RelationRead]
+    blocked: bool = Field(description="An item that blocks this one is not DONE.")
+
+
+class RelationCreate(RequestModel):
+    type: RelationType
+    target_id: Ref = Field(alias="targetId", description="The other item's `$id` or key.")
 
 
 class TaskQuery(PageQuery):
@@ -177,6 +258,14 @@ class TaskQuery(PageQuery):
     flagged: bool | None = None
     search: str | None = Field(
         None, max_length=255, description="Case-insensitive, in title and key."
+    )
+    parent_id: str | None = Field(
+        None,
+        alias="parentId",
+        description="A parent's `$id` or key (its direct children), or `none`: no parent.",
+    )
+    ancestor_id: str | None = Field(
+        None, alias="ancestorId", description="An item's `$id` or key: every item below it."
     )
 
 

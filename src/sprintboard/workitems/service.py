@@ -2,7 +2,8 @@
 lists with a fixed number of queries, Kanban bulk updates, comments and time logs.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
@@ -29,7 +30,7 @@ from sprintboard.models import (
 )
 from sprintboard.responses import iso
 from sprintboard.sql import Raw, in_list, raw
-from sprintboard.workitems import reads
+from sprintboard.workitems import hierarchy, reads
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
@@ -48,6 +49,7 @@ API_FIELDS = {
     "flagged": "flagged",
     "sprint_id": "sprintId",
     "position": "position",
+    "parent_id": "parentId",
 }
 
 
@@ -73,11 +75,12 @@ _INSERT_ITEM = """
 INSERT INTO work_items (
     id, workspace_id, project_id, sprint_id, number, key, title, type, status, priority,
     description, assignee_ids, labels, due_date, estimated_hours, story_points, flagged,
-    position, comment_count, logged_hours, created_by, version, created_at, updated_at
+    position, comment_count, logged_hours, created_by, version, created_at, updated_at,
+    parent_id
 ) VALUES (
     :id, :workspace_id, :project_id, :sprint_id, :number, :key, :title, :type, :status,
     :priority, :description, :assignee_ids, :labels, :due_date, :estimated_hours,
-    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now
+    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now, :parent_id
 )
 """
 
@@ -93,11 +96,11 @@ def create_work_item(
     as a read would. (In this order, a create holding the counter waits for nothing: a
     completion holds its sprint, then its items, and a delete an item, then the counter.)
     """
-    title = _title(data.name, data.title)
+    title = title_of(data.name, data.title)
     if title is None:
         raise InvalidRequest("name", "required", "name: a title is required.")
-    _check_type(session, access.workspace_id, data.type)
-    assignee_ids = _unique(data.assignee_ids)
+    check_type(session, access.workspace_id, data.type)
+    assignee_ids = unique(data.assignee_ids)
     assignees = _check_assignees(session, access.workspace_id, assignee_ids)
     db = raw(session)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
@@ -105,7 +108,7 @@ def create_work_item(
     project = {"project_id": data.project_id, "workspace_id": access.workspace_id}
     if data.sent("sprint_id"):
         try:
-            sprint_id = _check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
+            sprint_id = check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
         except InvalidRequest:
             _check_project(db, project)  # (a missing project is the first thing to say)
             raise
@@ -115,9 +118,14 @@ def create_work_item(
         sprint_id = active[0] if active else None
     counter = db.row(_NEXT_NUMBER, project)
     if counter is None:
-        raise _no_project()
+        raise no_project()
     number, project_key, project_name = counter
     last_position = (db.row(_BOARD_END, project) or (None,))[0]
+    parent_id = None
+    if data.parent_id is not None:
+        parent_id = _parent(db, access.workspace_id, data.parent_id, "parentId")
+        hierarchy.lock_hierarchy(db, access.workspace_id)
+        hierarchy.check_depth(len(hierarchy.ancestry(db, [parent_id])[parent_id]) + 1, "parentId")
     item_id, codec = new_id(), db.codec
     inserted = db.row(
         f"{_INSERT_ITEM} {reads.ITEM_RETURNING[db.dialect]}",
@@ -134,7 +142,7 @@ def create_work_item(
             "priority": data.priority,
             "description": data.description,
             "assignee_ids": codec.json_param(assignee_ids),
-            "labels": codec.json_param(_unique(data.labels)),
+            "labels": codec.json_param(unique(data.labels)),
             "due_date": codec.day_param(data.due_date),
             "estimated_hours": data.estimated_hours,
             "story_points": data.story_points,
@@ -144,11 +152,13 @@ def create_work_item(
             "now": codec.param(utcnow()),
             "project_name": project_name,
             "project_key": project_key,
+            "parent_id": parent_id,
         },
     )
     if inserted is None:  # (an INSERT ... RETURNING answers its row)
         raise RuntimeError("the work item insert returned no row")
     record, tag = reads.from_row(db, inserted, assignees, history=False)
+    reads.with_new_hierarchy(db, record)
     events.record(
         session,
         workspace_id=access.workspace_id,
@@ -169,7 +179,7 @@ def update_work_item(
     sent = data.model_fields_set
     wanted: dict[str, Any] = {}
     if sent & {"name", "title"}:
-        wanted["title"] = _title(data.name if "name" in sent else None, data.title)
+        wanted["title"] = title_of(data.name if "name" in sent else None, data.title)
     for attr in API_FIELDS:
         if attr != "title" and attr in sent:
             wanted[attr] = getattr(data, attr)
@@ -178,17 +188,19 @@ def update_work_item(
     if wanted.get("assignee_ids") is None and "assignee_ids" in wanted:
         wanted["assignee_ids"] = []
     if "type" in wanted and wanted["type"] != item.type:
-        _check_type(session, item.workspace_id, wanted["type"])
+        check_type(session, item.workspace_id, wanted["type"])
     if "assignee_ids" in wanted:
-        wanted["assignee_ids"] = _unique(wanted["assignee_ids"])
+        wanted["assignee_ids"] = unique(wanted["assignee_ids"])
         # Only those added must be members: one who has left the workspace since stays
         # assigned until removed, and resending the list as it is changes nothing.
         added = [u for u in wanted["assignee_ids"] if u not in item.assignee_ids]
         _check_assignees(session, item.workspace_id, added)
     if "labels" in wanted:
-        wanted["labels"] = _unique(wanted["labels"])
+        wanted["labels"] = unique(wanted["labels"])
     if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
-        _check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
+        check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
+    if wanted.get("parent_id") is not None:
+        wanted["parent_id"] = _moved_under(session, item, wanted["parent_id"], "parentId")
     changes = apply_changes(item, wanted)
     if not changes:
         return None
@@ -209,13 +221,86 @@ def apply_changes(item: WorkItem, wanted: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
+def _moved_under(session: Session, item: WorkItem, ref: str, field: str) -> str:
+    """The `$id` of the parent `ref` names for `item`, checked (`hierarchy.check_move`)
+    under the workspace's hierarchy lock, unless it is already the item's parent."""
+    db = raw(session)
+    parent_id = _parent(db, item.workspace_id, ref, field)
+    if parent_id != item.parent_id:
+        session.flush()  # (the chain is read in plain SQL: earlier moves of a bulk count)
+        hierarchy.lock_hierarchy(db, item.workspace_id)
+        hierarchy.check_move(db, item_id=item.id, parent_id=parent_id, field=field)
+    return parent_id
+
+
+def _parent(db: Raw, workspace_id: str, ref: str, field: str) -> str:
+    """The `$id` of the workspace's item `ref` names, locked for key share; 400 otherwise."""
+    found = hierarchy.resolve_parents(db, workspace_id, [ref], lock=True).get(ref)
+    if found is None:
+        raise InvalidRequest(field, "not_found", f"{field}: no such work item here.")
+    return found
+
+
 def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkItem) -> None:
-    """Deletes the item; its comments and time logs go with it (foreign keys cascade)."""
+    """Deletes the item; its comments, time logs and relations go with it (foreign keys
+    cascade). Its children stay, without a parent, each with a `task.updated` event.
+
+    On PostgreSQL the item is locked for update first, which a new child's key share lock
+    waits for: a child being added under it now is found below, or its request finds no
+    parent once this commits.
+    """
+    db = raw(session)
+    if not db.codec.sqlite:
+        db.rows("SELECT id FROM work_items WHERE id = :id FOR UPDATE", {"id": item.id})
+    detach_children(
+        session,
+        workspace_id=access.workspace_id,
+        actor_id=access.caller.user_id,
+        condition="parent_id = :parent_id",
+        parent_id=item.id,
+    )
     _record(session, "task.deleted", access, item)
     raw(session).execute(
         "UPDATE projects SET item_count = item_count - 1 WHERE id = :id", {"id": item.project_id}
     )
     session.delete(item)
+
+
+def detach_children(
+    session: Session, *, workspace_id: str, actor_id: str | None, condition: str, **params: Any
+) -> None:
+    """The items that match `condition` (SQL on `work_items`, naming their parents) lose
+    their parent, each with a `task.updated` event (`changes.parentId`)."""
+    db = raw(session)
+    # (In `$id` order on PostgreSQL, as every request that locks several items does.)
+    lock = "" if db.codec.sqlite else " ORDER BY id FOR NO KEY UPDATE"
+    rows = db.rows(f"SELECT id, parent_id FROM work_items WHERE {condition}{lock}", params)
+    parents: dict[str, str] = {row[0]: row[1] for row in rows}
+    if not parents:
+        return
+    child_ids = sorted(parents)
+    placeholders, names = in_list("c", child_ids)
+    db.execute(
+        "UPDATE work_items SET parent_id = NULL, version = version + 1, updated_at = :now"
+        f" WHERE id IN {placeholders}",
+        {**names, "now": db.codec.param(utcnow())},
+    )
+    events.record_many(
+        session,
+        [
+            {
+                "workspace_id": workspace_id,
+                "type": "task.updated",
+                "subject_id": child["$id"],
+                "actor_id": actor_id,
+                "payload": {
+                    "workItem": reads.event_form(child),
+                    "changes": {"parentId": {"from": parents[child["$id"]], "to": None}},
+                },
+            }
+            for child in reads.read_items(session, child_ids)
+        ],
+    )
 
 
 _BULK_UPDATE = """
@@ -258,20 +343,59 @@ def bulk_update(
     *,
     access: WorkspaceAccess,
     records: dict[str, dict[str, Any]],
+    ids: Sequence[str],
     entries: Sequence[BulkEntry],
 ) -> list[dict[str, Any]]:
-    """Apply Kanban moves to items of one workspace, all or nothing; returns the items as
-    they now stand, in the order of `entries`.
+    """Apply the entries to items of one workspace (`ids[i]` is the item of `entries[i]`),
+    all or nothing; returns the items as they now stand, in the order of `entries`.
 
-    A hot path (a board drags up to 500 cards at once), in plain SQL: one statement run for
-    every changed item, and one event per changed item.
+    Board moves (status, position, sprint: a board drags up to 500 cards at once) take the
+    hot path, in plain SQL; any other field takes the path of `PATCH`, entry by entry, in
+    order, so that each is checked as one PATCH is (and after the entries before it).
     """
+    if all(entry.is_kanban_move() for entry in entries):
+        return _bulk_move(session, access=access, records=records, ids=ids, entries=entries)
+    for index, (item_id, data) in enumerate(zip(ids, entries, strict=True)):
+        item = session.get(WorkItem, item_id)  # (locked with the others before)
+        if item is None:
+            raise RuntimeError("a locked work item is gone")
+        with entry(index):
+            update_work_item(session, access=access, item=item, data=data)
+    session.flush()
+    return reads.read_items_in_order(session, ids)
+
+
+@contextmanager
+def entry(index: int) -> Iterator[None]:
+    """An error about one entry's field, renamed to name the entry: `tasks[3].name`."""
+    try:
+        yield
+    except InvalidRequest as error:
+        raise entry_error(index, error) from None
+
+
+def entry_error(index: int, error: InvalidRequest) -> InvalidRequest:
+    details = dict(error.details)
+    field, reason = f"tasks[{index}].{details.pop('field')}", details.pop("reason")
+    return InvalidRequest(field, reason, f"tasks[{index}].{error.message}", **details)
+
+
+def _bulk_move(
+    session: Session,
+    *,
+    access: WorkspaceAccess,
+    records: dict[str, dict[str, Any]],
+    ids: Sequence[str],
+    entries: Sequence[BulkEntry],
+) -> list[dict[str, Any]]:
+    """Board moves, in plain SQL: one statement run for every changed item, and one event
+    per changed item."""
     db = raw(session)
     sprints = _open_sprints(db, access.workspace_id, entries)
     now = utcnow()
     stamp, updates, events_to_write = db.codec.param(now), [], []
-    for index, entry in enumerate(entries):
-        record, sent = records[entry.id], entry.model_fields_set
+    for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
+        record, sent = records[item_id], entry.model_fields_set
         changes: dict[str, Any] = {}
         for attr, field in _BULK_FIELDS:
             if attr in sent and (value := getattr(entry, attr)) != record[field]:
@@ -286,7 +410,7 @@ def bulk_update(
         record["$updatedAt"] = iso(now)
         updates.append(
             {
-                "id": entry.id,
+                "id": item_id,
                 "status": record["status"],
                 "position": record["position"],
                 "sprint_id": record["sprintId"],
@@ -297,14 +421,14 @@ def bulk_update(
             {
                 "workspace_id": access.workspace_id,
                 "type": "task.updated",
-                "subject_id": entry.id,
+                "subject_id": item_id,
                 "actor_id": access.caller.user_id,
                 "payload": {"workItem": reads.event_form(record), "changes": changes},
             }
         )
     db.execute_many(_BULK_UPDATE, updates)
     events.record_many(session, events_to_write)
-    return reads.attach_assignees(db, [records[entry.id] for entry in entries])
+    return reads.attach_assignees(db, [records[item_id] for item_id in ids])
 
 
 def _open_sprints(
@@ -326,14 +450,11 @@ def _open_sprints(
 def _check_bulk_sprint(sprint: tuple[str, str] | None, record: dict[str, Any], index: int) -> None:
     path = f"tasks[{index}].sprintId"
     if sprint is None:
-        raise InvalidRequest("tasks", "not_found", f"{path}: no such sprint.", path=path)
+        raise InvalidRequest(path, "not_found", f"{path}: no such sprint.")
     project_id, status = sprint
     if project_id != record["projectId"] or status == "COMPLETED":
         raise InvalidRequest(
-            "tasks",
-            "invalid_value",
-            f"{path}: not an open sprint of the item's project.",
-            path=path,
+            path, "invalid_value", f"{path}: not an open sprint of the item's project."
         )
 
 
@@ -391,13 +512,13 @@ def add_time_log(
     return log
 
 
-def _title(name: str | None, title: str | None) -> str | None:
+def title_of(name: str | None, title: str | None) -> str | None:
     if name is not None and title is not None and name != title:
         raise InvalidRequest("title", "invalid_value", "title: differs from name; send one.")
     return name if name is not None else title
 
 
-def _check_type(session: Session, workspace_id: str, type_name: str) -> None:
+def check_type(session: Session, workspace_id: str, type_name: str) -> None:
     if not is_known_type(session, workspace_id=workspace_id, name=type_name):
         raise InvalidRequest("type", "invalid_value", f"type: {type_name} is not a known type.")
 
@@ -427,14 +548,14 @@ def _check_assignees(
 def _check_project(db: Raw, project: dict[str, str]) -> None:
     sql = "SELECT 1 FROM projects WHERE id = :project_id AND workspace_id = :workspace_id"
     if db.row(sql, project) is None:
-        raise _no_project()
+        raise no_project()
 
 
-def _no_project() -> InvalidRequest:
+def no_project() -> InvalidRequest:
     return InvalidRequest("projectId", "not_found", "projectId: no such project here.")
 
 
-def _check_sprint(
+def check_sprint(
     session: Session, project_id: str, workspace_id: str, sprint_id: str | None
 ) -> str | None:
     if sprint_id is None:
@@ -456,7 +577,7 @@ def _hours_sum(total: ColumnElement[float]) -> ColumnElement[float]:
     return cast(func.round(cast(total, Numeric), 6), Float)
 
 
-def _unique(values: list[str]) -> list[str]:
+def unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
