@@ -28,6 +28,7 @@ EXEMPT: dict[str, str] = {
     f"{API}/keys": "the caller's own keys",
     f"{API}/keys/{{keyId}}": "the caller's own keys (tested in test_identity)",
     f"{API}/users": "organization admin panel, not workspace-scoped",
+    f"{API}/users/{{userId}}": "organization admin panel, not workspace-scoped",
     f"{API}/users/{{userId}}/keys": "organization admin panel, not workspace-scoped",
     f"{API}/workspaces": "lists only the caller's own; creating needs no membership",
     f"{API}/notifications": "the caller's own inbox",
