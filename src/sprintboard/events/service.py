@@ -35,6 +35,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from sprintboard.models import new_id, new_ids, utcnow
+from sprintboard.sprints import history as sprint_history
 from sprintboard.sql import in_list, raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
@@ -186,11 +187,17 @@ def write_staged(session: Session) -> None:
         row["seq"] = seq
     writer = _BulkWriter(session)
     deliveries = _deliveries(writer, rows, fan_out)
+    starts = sprint_history.record_starts(session, rows)
     writer.insert(
         [
             ("events", _EVENT_COLUMNS, [writer.event(row) for row in rows]),
             ("notifications", _NOTIFICATION_COLUMNS, _notifications(writer, rows, fan_out)),
             ("webhook_deliveries", _DELIVERY_COLUMNS, deliveries),
+            (
+                "sprint_history",
+                sprint_history.COLUMNS,
+                sprint_history.rows_for(rows, starts, writer.stamp),
+            ),
         ]
     )
     if deliveries:
