@@ -18,6 +18,9 @@ EventType = Literal[
     "sprint.started",
     "sprint.completed",
     "sprint.deleted",
+    "comment.created",
+    "comment.updated",
+    "comment.deleted",
 ]
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 

@@ -46,7 +46,8 @@ SPRINT_EVENTS = (
     "sprint.completed",
     "sprint.deleted",
 )
-EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS
+COMMENT_EVENTS = ("comment.created", "comment.updated", "comment.deleted")
+EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + COMMENT_EVENTS
 
 ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds", "sprintId"})
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""
@@ -181,8 +182,8 @@ def write_staged(session: Session) -> None:
     if not rows:
         return
     session.flush()
-    updates = any(row["type"] == "task.updated" for row in rows)
-    fan_out = _read_fan_out(session, rows, members=updates)
+    notifying = any(row["type"] in _NOTIFYING for row in rows)
+    fan_out = _read_fan_out(session, rows, members=notifying)
     for row, seq in zip(rows, fan_out.seqs, strict=True):
         row["seq"] = seq
     writer = _BulkWriter(session)
@@ -436,11 +437,29 @@ def notification_recipients(
     return recipients
 
 
+_NOTIFYING = frozenset({"task.updated", "comment.created"})
+"""The events that notify anyone."""
+
+
+def _recipients(row: dict[str, Any], admins: set[str]) -> set[str]:
+    """Who hears of a `task.updated` or `comment.created` event (the actor included)."""
+    payload = row["payload"]
+    item = payload.get("workItem") or {}
+    after = item.get("assigneeIds") or []
+    if row["type"] == "comment.created":
+        return {*after, *payload.get("mentionedUserIds", ())}
+    changes = payload.get("changes") or {}
+    before = (changes.get("assigneeIds") or {}).get("from", after) or []
+    return notification_recipients(
+        before=before, after=after, admins=admins, changed_fields=changes, actor_id=None
+    )
+
+
 def _notifications(
     writer: "_BulkWriter", rows: list[dict[str, Any]], fan_out: _FanOut
 ) -> list[tuple[Any, ...]]:
-    updates = [row for row in rows if row["type"] == "task.updated"]
-    if not updates:
+    notifying = [row for row in rows if row["type"] in _NOTIFYING]
+    if not notifying:
         return []
     members: dict[str, set[str]] = defaultdict(set)
     admins: dict[str, set[str]] = defaultdict(set)
@@ -449,20 +468,12 @@ def _notifications(
         if role == "ADMIN":
             admins[workspace_id].add(user_id)
     notifications: list[tuple[Any, ...]] = []
-    for row in updates:
+    for row in notifying:
         payload = row["payload"]
         item = payload.get("workItem") or {}
-        changes = payload.get("changes") or {}
-        after = item.get("assigneeIds") or []
-        before = (changes.get("assigneeIds") or {}).get("from", after) or []
         workspace_id = row["workspace_id"]
-        recipients = notification_recipients(
-            before=before,
-            after=after,
-            admins=admins[workspace_id],
-            changed_fields=changes,
-            actor_id=row["actor_id"],
-        )
+        recipients = _recipients(row, admins[workspace_id])
+        recipients.discard(row["actor_id"])
         # Someone no longer in the workspace has no inbox there.
         recipients &= members[workspace_id]
         if not recipients:
@@ -476,7 +487,7 @@ def _notifications(
             item.get("key", ""),
             item.get("title", ""),
             row["actor_id"],
-            writer.json(changes),
+            writer.json(payload.get("changes") or {}),
             False,
             stamp,
             stamp,
