@@ -10,12 +10,21 @@ from sprintboard.access import (
     Caller,
     Role,
     WorkspaceAccess,
+    for_change,
     lock_workspace,
     visible_workspace_ids,
 )
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
-from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, touched
+from sprintboard.models import (
+    User,
+    WorkItem,
+    WorkItemType,
+    Workspace,
+    WorkspaceMember,
+    touched,
+)
+from sprintboard.sql import WRITES
 
 BUILTIN_TYPES = ("TASK", "BUG", "STORY", "EPIC")
 
@@ -190,11 +199,42 @@ def create_work_item_type(
 
 
 def is_known_type(session: Session, *, workspace_id: str, name: str) -> bool:
-    return name in BUILTIN_TYPES or (
-        session.scalar(
-            select(WorkItemType.id).where(
-                WorkItemType.workspace_id == workspace_id, WorkItemType.name == name
-            )
-        )
-        is not None
+    """Whether items of the workspace may have this type. In a write, a custom type's row is
+    locked for share (PostgreSQL): it is not deleted before the item that uses it commits."""
+    if name in BUILTIN_TYPES:
+        return True
+    query = select(WorkItemType.id).where(
+        WorkItemType.workspace_id == workspace_id, WorkItemType.name == name
     )
+    if session.info.get(WRITES):
+        query = query.with_for_update(read=True)
+    return session.scalar(query) is not None
+
+
+def delete_work_item_type(session: Session, *, access: WorkspaceAccess, name: str) -> str:
+    """Remove a custom type; returns its `$id`. 404 for a type the workspace does not have,
+    409 `type_in_use` while an item has it, 409 `builtin_type` for TASK, BUG, STORY, EPIC.
+    The type's row is locked first: an item given the type meanwhile is waited for, and seen.
+    """
+    if name in BUILTIN_TYPES:
+        raise Conflict("builtin_type", f"{name} is a built-in type and cannot be removed.")
+    item_type: WorkItemType | None = session.scalar(
+        for_change(
+            session,
+            select(WorkItemType).where(
+                WorkItemType.workspace_id == access.workspace_id, WorkItemType.name == name
+            ),
+            WorkItemType,
+        )
+    )
+    if item_type is None:
+        raise NotFound("Work item type")
+    in_use = session.scalar(
+        select(WorkItem.id)
+        .where(WorkItem.workspace_id == access.workspace_id, WorkItem.type == name)
+        .limit(1)
+    )
+    if in_use is not None:
+        raise Conflict("type_in_use", f"Work items of type {name} exist; change them first.")
+    session.delete(item_type)
+    return item_type.id
