@@ -5,8 +5,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 
 from sprintboard import models
+from sprintboard.db import Database
+from sprintboard.models import SprintHistory
 from tests.factories import Api, make_user
 from tests.sprint_factories import complete, error, make_board, make_sprint, make_task, start
 
@@ -268,3 +271,24 @@ def test_reports_are_for_members_only(admin: Api, clock: Clock) -> None:
     )
     assert as_viewer.ok("GET", f"/sprints/{sprint['$id']}/report")["committed"]["items"] == 0
     assert as_viewer.ok("GET", path)["sprints"] == []
+
+
+def test_deletes_take_their_sprints_history_with_them(admin: Api, database: Database) -> None:
+    def history_rows() -> int:
+        with database.transaction() as session:
+            return session.scalar(select(func.count()).select_from(SprintHistory)) or 0
+
+    for delete in ("sprint", "project", "workspace"):
+        project = make_board(admin)
+        sprint = make_sprint(admin, project)
+        make_task(admin, project, storyPoints=2, sprintId=sprint["$id"])
+        start(admin, sprint)
+        make_task(admin, project, storyPoints=3)
+        assert history_rows() == 2  # (the start's row and the new item's)
+        path = {
+            "sprint": f"/sprints/{sprint['$id']}",
+            "project": f"/projects/{project['$id']}",
+            "workspace": f"/workspaces/{project['workspaceId']}",
+        }[delete]
+        admin.ok("DELETE", path)
+        assert history_rows() == 0, delete

@@ -245,7 +245,10 @@ class SprintHistory(Base):
     id: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
     )
-    sprint_id: Mapped[str] = mapped_column(ForeignKey("sprints.id", ondelete="CASCADE"))
+    sprint_id: Mapped[str] = mapped_column(String(32))
+    """No foreign key: its check, at the commit of an item's change, would lock the sprint for
+    key share after the item, while a project's delete locks sprints before items (a
+    deadlock). The deletes of a sprint, project or workspace remove its rows themselves."""
     seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
     """The `seq` of the event the row comes from: commit order within the workspace."""
     at: Mapped[datetime]

@@ -174,7 +174,8 @@ def _after_transaction_end(session: Session, transaction: SessionTransaction) ->
 
 
 def write_staged(session: Session) -> None:
-    """Write the staged events, their notifications and webhook deliveries (the commit hook).
+    """Write the staged events, their notifications, webhook deliveries and the sprint
+    history they make (`sprints/history.py`) (the commit hook).
 
     Public so that a test can fail a commit right after the events were written.
     """

@@ -83,3 +83,16 @@ def rows_for(
                 )
             )
     return rows
+
+
+def forget(session: Session, *, scope: str, record_id: str) -> None:
+    """Delete the history of the sprints about to be deleted: the sprint `record_id`
+    (`scope` "id"), or all of a project's ("project_id") or a workspace's ("workspace_id").
+    Called after the delete has locked what it removes, so no change under way writes more."""
+    if scope not in ("id", "project_id", "workspace_id"):
+        raise ValueError(scope)
+    raw(session).execute(
+        "DELETE FROM sprint_history WHERE sprint_id IN"
+        f" (SELECT id FROM sprints WHERE {scope} = :record_id)",
+        {"record_id": record_id},
+    )

@@ -21,8 +21,9 @@ from sprintboard.sql import raw
 
 _HISTORY = """
 SELECT {at}, work_item_id, key, kind, points, done FROM sprint_history
-WHERE sprint_id = :sprint_id ORDER BY seq, id
+WHERE sprint_id = :sprint_id ORDER BY seq
 """
+"""In the index's order: rows of one `seq` are a start's, whose order does not matter."""
 
 
 def report_json(session: Session, sprint: Sprint) -> bytes:

@@ -15,7 +15,7 @@ from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
-from sprintboard.sprints import reports
+from sprintboard.sprints import history, reports
 from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
@@ -227,6 +227,7 @@ def delete_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) 
         session, sprint=sprint, to_sprint_id=None, only_unfinished=False, caller=access.caller
     )
     _record(session, sprint, "sprint.deleted", access.caller)
+    history.forget(session, scope="id", record_id=sprint.id)
     session.delete(sprint)
 
 

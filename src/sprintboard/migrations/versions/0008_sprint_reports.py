@@ -41,12 +41,6 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(length=8), nullable=False),
         sa.Column("points", sa.Float(), nullable=True),
         sa.Column("done", sa.Boolean(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["sprint_id"],
-            ["sprints.id"],
-            name=op.f("fk_sprint_history_sprint_id_sprints"),
-            ondelete="CASCADE",
-        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sprint_history")),
     )
     op.create_index("ix_sprint_history_sprint", "sprint_history", ["sprint_id", "seq"])
