@@ -214,6 +214,18 @@ class Run:
             lambda: self.complete_sprint(api, seeded),
         )
         step(
+            "sprint report, 5,000 items (p50)",
+            api.has("GET", "/sprints/{sprintId}/report"),
+            "no items",
+            lambda: self.sprint_report(api, seeded),
+        )
+        step(
+            "velocity of 50 sprints (p50)",
+            api.has("GET", "/projects/{projectId}/velocity"),
+            "no items",
+            lambda: self.velocity(api, seeded),
+        )
+        step(
             "POST /tasks",
             api.has("POST", "/tasks"),
             "no items",
@@ -445,6 +457,100 @@ class Run:
             )
         )
         self.log(f"complete sprint: {elapsed:.0f} ms, moved {moved}")
+
+    def sprint_report(self, api: Api, seeded: Seeded) -> None:
+        """An ACTIVE sprint's report, computed from its history: 5,000 items at the start,
+        then 20,000 changes through bulk updates (each item done, moved out to the backlog,
+        moved back in, reopened: a scope change, or a burndown step, per change)."""
+        sprint, project = self._project_with_sprint(api, seeded, "report")
+        seed_by_copy(
+            api,
+            self.url,
+            seeded,
+            project="report",
+            total=self.cfg.sprint_items,
+            sprint_id=sprint,
+            status="TODO",
+        )
+        api.call("PATCH", f"/sprints/{sprint}", {"status": "ACTIVE"})
+        ids = seeded.items_in("report")
+        changes: list[dict[str, object]] = [
+            {"status": "DONE"},
+            {"sprintId": None},
+            {"sprintId": sprint},
+            {"status": "TODO"},
+        ]
+        for change in changes:
+            for first in range(0, len(ids), 500):
+                entries = [{"$id": i, **change} for i in ids[first : first + 500]]
+                api.call("POST", "/tasks/bulk-update", {"tasks": entries})
+        self._timed_reads(
+            api,
+            "sprint report, 5,000 items (p50)",
+            f"/sprints/{sprint}/report",
+            f"{len(ids):,} items, {len(ids) * len(changes):,} changes; p99 column = max",
+        )
+        del project
+
+    def velocity(self, api: Api, seeded: Seeded) -> None:
+        """Velocity over 50 completed sprints, each with a few items."""
+        _, project = self._project_with_sprint(api, seeded, "velocity", sprint=False)
+        for n in range(50):
+            sprint = api.call(
+                "POST",
+                "/sprints",
+                {"name": f"Sprint {n}", "workspaceId": seeded.workspace_id, "projectId": project},
+                expect=201,
+            )["$id"]
+            for points in (3, 5):
+                body = {
+                    "name": f"Velocity item {n}",
+                    "workspaceId": seeded.workspace_id,
+                    "projectId": project,
+                    "sprintId": sprint,
+                    "storyPoints": points,
+                    "status": "DONE" if points == 3 else "TODO",
+                }
+                api.call("POST", "/tasks", body, expect=201)
+            api.call("PATCH", f"/sprints/{sprint}", {"status": "ACTIVE"})
+            api.call("POST", f"/sprints/{sprint}/complete", {})
+        self._timed_reads(
+            api,
+            "velocity of 50 sprints (p50)",
+            f"/projects/{project}/velocity?limit=50",
+            "p99 column = max",
+        )
+
+    def _project_with_sprint(
+        self, api: Api, seeded: Seeded, role: str, *, sprint: bool = True
+    ) -> tuple[str, str]:
+        project = api.call(
+            "POST",
+            f"/workspaces/{seeded.workspace_id}/projects",
+            {"name": f"Bench {role}", "key": role[:4].upper()},
+            expect=201,
+        )
+        seeded.projects[role] = project
+        if not sprint:
+            return "", project["$id"]
+        body = {"name": "Reported", "workspaceId": seeded.workspace_id, "projectId": project["$id"]}
+        return api.call("POST", "/sprints", body, expect=201)["$id"], project["$id"]
+
+    def _timed_reads(self, api: Api, name: str, path: str, note: str) -> None:
+        times = sorted(api.timed("GET", path)[1] for _ in range(3 if self.cfg.quick else 15))
+        p50 = times[len(times) // 2]
+        self.rows.append(
+            Row(
+                database=self.kind,
+                name=name,
+                value=p50,
+                unit="ms",
+                p50_ms=p50,
+                p99_ms=times[-1],
+                note=note,
+            )
+        )
+        self.log(f"{name}: {p50:.0f} ms")
 
     def finish(self) -> None:
         for row in self.rows:

@@ -41,6 +41,8 @@ TARGETS: dict[str, Target] = {
     "POST /tasks": Target(">= 8% of ceiling", share_of_ceiling=0.08),
     "bulk-update 500 (p50)": Target("p50 <= 100 ms", at_most=100),
     "complete sprint of 5,000": Target("<= 500 ms", at_most=500),
+    "sprint report, 5,000 items (p50)": Target("p50 <= 200 ms", at_most=200),
+    "velocity of 50 sprints (p50)": Target("p50 <= 50 ms", at_most=50),
     "list at 100k vs 1k": Target("<= 1.5x slower", at_most=1.5),
     "server peak RSS": Target("<= 150 MiB", at_most=150),
 }

@@ -28,6 +28,10 @@ class Team:
 
 @pytest.fixture
 def team(admin: Api) -> Team:
+    return make_team(admin)
+
+
+def make_team(admin: Api) -> Team:
     workspace = make_workspace(admin)
     project = make_project(admin, workspace["$id"])
     me = admin.ok("GET", "/me")

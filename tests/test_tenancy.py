@@ -40,6 +40,8 @@ EXEMPT: dict[str, str] = {
 PATH_PARAMS: dict[tuple[str, str], str] = {
     (f"{API}/workspaces/", "id"): "workspace",
     (f"{API}/projects/", "id"): "project",
+    (f"{API}/projects/", "projectId"): "project",
+    (f"{API}/workspaces/", "name"): "type",
     (f"{API}/webhooks/", "id"): "webhook",
     ("", "userId"): "member",
     ("", "taskId"): "task",
@@ -76,6 +78,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", f"{API}/tasks/{{taskId}}/relations"): {"type": "relates_to", "targetId": "{task}"},
     ("PATCH", f"{API}/tasks/{{taskId}}"): {"title": "Hijacked"},
     ("POST", f"{API}/tasks/{{taskId}}/comments"): {"body": "Hijack"},
+    ("PATCH", f"{API}/comments/{{commentId}}"): {"body": "Hijacked"},
     ("POST", f"{API}/tasks/{{taskId}}/time-logs"): {"hours": 1, "date": "2026-01-02"},
     ("POST", f"{API}/sprints"): {
         "name": "Hijack",
@@ -194,6 +197,8 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "/sprints",
         {"name": "S1", "workspaceId": workspace["$id"], "projectId": project["$id"]},
     )
+    owner.ok("PATCH", f"/sprints/{sprint['$id']}", {"status": "ACTIVE"})  # (it has a report)
+    owner.ok("POST", f"/workspaces/{workspace['$id']}/work-item-types", {"name": "SPIKE"})
     task = owner.ok(
         "POST",
         "/tasks",
@@ -226,6 +231,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "relation": relation["$id"],
         "webhook": webhook["$id"],
         "delivery": ping["$id"],
+        "type": "SPIKE",
     }
     return owner, objects
 

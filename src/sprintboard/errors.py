@@ -57,6 +57,16 @@ class Forbidden(AppError):
         )
 
 
+class NotAuthor(AppError):
+    """A change only the author of a record may make (editing a comment)."""
+
+    status = 403
+    code = "FORBIDDEN"
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"Only the author may change this {what}.", {"reason": "not_author"})
+
+
 class NotFound(AppError):
     status = 404
     code = "NOT_FOUND"

@@ -3,6 +3,7 @@
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -62,9 +63,18 @@ def new_id() -> str:
     return new_ids(1)[0]
 
 
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+clock: Callable[[], datetime] = system_clock
+"""Where every record's "now" comes from. Tests replace it to play a sprint over several days
+(a sprint report counts each change on its UTC day)."""
+
+
 def utcnow() -> datetime:
     """Now, in UTC, cut to the millisecond we show in responses."""
-    now = datetime.now(UTC)
+    now = clock()
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
@@ -218,9 +228,57 @@ class Sprint(Timestamped, Base):
     goal: Mapped[str | None] = mapped_column(Text)
     start_date: Mapped[datetime | None]
     end_date: Mapped[datetime | None]
+    started_at: Mapped[datetime | None]
     completed_at: Mapped[datetime | None]
     position: Mapped[float] = mapped_column(Float)
     version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class SprintHistory(Base):
+    """What a sprint's report is computed from, written with the events of each change (in
+    the same transaction; `sprints/history.py`): at the start, one row per item the sprint then
+    holds (`start`); afterwards, for each change that moves an item in or out of the sprint,
+    deletes it, re-estimates it or makes it DONE or not DONE, the item's standing in the
+    sprint after it (`in` or `out`). The rows from before a start are dropped at the start.
+    """
+
+    __tablename__ = "sprint_history"
+    __table_args__ = (Index("ix_sprint_history_sprint", "sprint_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    sprint_id: Mapped[str] = mapped_column(String(32))
+    """No foreign key: its check, at the commit of an item's change, would lock the sprint for
+    key share after the item, while a project's delete locks sprints before items (a
+    deadlock). The deletes of a sprint, project or workspace remove its rows themselves."""
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
+    """The `seq` of the event the row comes from: commit order within the workspace."""
+    at: Mapped[datetime]
+    work_item_id: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(24))
+    kind: Mapped[str] = mapped_column(String(8))
+    points: Mapped[float | None] = mapped_column(Float)
+    done: Mapped[bool] = mapped_column(Boolean)
+
+
+class SprintReport(Base):
+    """A completed sprint's report, frozen in the transaction that completed it: `body` is
+    served as it is, byte for byte, whatever happens to the sprint's items later. The figures
+    beside it are what velocity lists."""
+
+    __tablename__ = "sprint_reports"
+    __table_args__ = (Index("ix_sprint_reports_project", "project_id", "completed_at"),)
+
+    sprint_id: Mapped[str] = mapped_column(
+        ForeignKey("sprints.id", ondelete="CASCADE"), primary_key=True
+    )
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    completed_at: Mapped[datetime]
+    committed_points: Mapped[float] = mapped_column(Float)
+    completed_points: Mapped[float] = mapped_column(Float)
+    completed_items: Mapped[int] = mapped_column(Integer)
+    body: Mapped[str] = mapped_column(Text)
 
 
 class WorkItem(Timestamped, Base):

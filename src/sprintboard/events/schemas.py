@@ -20,6 +20,9 @@ EventType = Literal[
     "sprint.deleted",
     "relation.created",
     "relation.deleted",
+    "comment.created",
+    "comment.updated",
+    "comment.deleted",
 ]
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 

@@ -35,6 +35,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from sprintboard.models import new_id, new_ids, utcnow
+from sprintboard.sprints import history as sprint_history
 from sprintboard.sql import in_list, raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
@@ -46,7 +47,8 @@ SPRINT_EVENTS = (
     "sprint.deleted",
 )
 RELATION_EVENTS = ("relation.created", "relation.deleted")
-EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + RELATION_EVENTS
+COMMENT_EVENTS = ("comment.created", "comment.updated", "comment.deleted")
+EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + RELATION_EVENTS + COMMENT_EVENTS
 
 ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds", "sprintId"})
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""
@@ -178,7 +180,8 @@ def _after_transaction_end(session: Session, transaction: SessionTransaction) ->
 
 
 def write_staged(session: Session) -> None:
-    """Write the staged events, their notifications and webhook deliveries (the commit hook).
+    """Write the staged events, their notifications, webhook deliveries and the sprint
+    history they make (`sprints/history.py`) (the commit hook).
 
     Public so that a test can fail a commit right after the events were written.
     """
@@ -186,17 +189,23 @@ def write_staged(session: Session) -> None:
     if not rows:
         return
     session.flush()
-    updates = any(row["type"] == "task.updated" for row in rows)
-    fan_out = _read_fan_out(session, rows, members=updates)
+    notifying = any(row["type"] in _NOTIFYING for row in rows)
+    fan_out = _read_fan_out(session, rows, members=notifying)
     for row, seq in zip(rows, fan_out.seqs, strict=True):
         row["seq"] = seq
     writer = _BulkWriter(session)
     deliveries = _deliveries(writer, rows, fan_out)
+    starts = sprint_history.record_starts(session, rows)
     writer.insert(
         [
             ("events", _EVENT_COLUMNS, [writer.event(row) for row in rows]),
             ("notifications", _NOTIFICATION_COLUMNS, _notifications(writer, rows, fan_out)),
             ("webhook_deliveries", _DELIVERY_COLUMNS, deliveries),
+            (
+                "sprint_history",
+                sprint_history.COLUMNS,
+                sprint_history.rows_for(rows, starts, writer.stamp),
+            ),
         ]
     )
     if deliveries:
@@ -435,11 +444,29 @@ def notification_recipients(
     return recipients
 
 
+_NOTIFYING = frozenset({"task.updated", "comment.created"})
+"""The events that notify anyone."""
+
+
+def _recipients(row: dict[str, Any], admins: set[str]) -> set[str]:
+    """Who hears of a `task.updated` or `comment.created` event (the actor included)."""
+    payload = row["payload"]
+    item = payload.get("workItem") or {}
+    after = item.get("assigneeIds") or []
+    if row["type"] == "comment.created":
+        return {*after, *payload.get("mentionedUserIds", ())}
+    changes = payload.get("changes") or {}
+    before = (changes.get("assigneeIds") or {}).get("from", after) or []
+    return notification_recipients(
+        before=before, after=after, admins=admins, changed_fields=changes, actor_id=None
+    )
+
+
 def _notifications(
     writer: "_BulkWriter", rows: list[dict[str, Any]], fan_out: _FanOut
 ) -> list[tuple[Any, ...]]:
-    updates = [row for row in rows if row["type"] == "task.updated"]
-    if not updates:
+    notifying = [row for row in rows if row["type"] in _NOTIFYING]
+    if not notifying:
         return []
     members: dict[str, set[str]] = defaultdict(set)
     admins: dict[str, set[str]] = defaultdict(set)
@@ -448,20 +475,12 @@ def _notifications(
         if role == "ADMIN":
             admins[workspace_id].add(user_id)
     notifications: list[tuple[Any, ...]] = []
-    for row in updates:
+    for row in notifying:
         payload = row["payload"]
         item = payload.get("workItem") or {}
-        changes = payload.get("changes") or {}
-        after = item.get("assigneeIds") or []
-        before = (changes.get("assigneeIds") or {}).get("from", after) or []
         workspace_id = row["workspace_id"]
-        recipients = notification_recipients(
-            before=before,
-            after=after,
-            admins=admins[workspace_id],
-            changed_fields=changes,
-            actor_id=row["actor_id"],
-        )
+        recipients = _recipients(row, admins[workspace_id])
+        recipients.discard(row["actor_id"])
         # Someone no longer in the workspace has no inbox there.
         recipients &= members[workspace_id]
         if not recipients:
@@ -475,7 +494,7 @@ def _notifications(
             item.get("key", ""),
             item.get("title", ""),
             row["actor_id"],
-            writer.json(changes),
+            writer.json(payload.get("changes") or {}),
             False,
             stamp,
             stamp,

@@ -12,6 +12,7 @@ from sprintboard.access import Caller, lock_workspace
 from sprintboard.errors import Conflict
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, touched
+from sprintboard.sprints import history as sprint_history
 from sprintboard.sprints.schemas import sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
@@ -129,6 +130,7 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
             for type, subject_id, payload in gone
         ],
     )
+    sprint_history.forget(session, scope="project_id", record_id=project.id)
     session.delete(project)
 
 

@@ -17,7 +17,7 @@ from sprintboard.errors import InvalidRequest
 from sprintboard.models import Sprint
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
-from sprintboard.sprints import service
+from sprintboard.sprints import reports, service
 from sprintboard.sprints.schemas import (
     MoveToSprint,
     SprintComplete,
@@ -27,14 +27,18 @@ from sprintboard.sprints.schemas import (
     SprintQuery,
     SprintRead,
     SprintReorder,
+    SprintReportRead,
     SprintStatus,
     SprintUpdate,
+    VelocityQuery,
+    VelocityRead,
 )
 from sprintboard.workitems.reads import read_sprint_items
 
 router = api_router(tags=["sprints"])
 
 SprintId = Annotated[str, Path(alias="sprintId")]
+ProjectId = Annotated[str, Path(alias="projectId")]
 
 
 def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: int) -> Response:
@@ -211,3 +215,37 @@ async def delete_sprint(
     check_if_match(if_match, sprint.id, sprint.version)
     service.delete_sprint(session, access=access, sprint=sprint)
     return deleted(sprint.id)
+
+
+@router.get(
+    "/sprints/{sprintId}/report",
+    response_model=One[SprintReportRead],
+    responses=error_responses(404, 409),
+    summary="Get a sprint's report: scope, burndown, carry-over",
+)
+async def get_sprint_report(
+    sprint_id: SprintId, session: SessionDep, caller: CallerDep
+) -> Response:
+    """Computed from the sprint's change history; frozen when it completes (the same answer,
+    byte for byte, whatever happens to its items later). A PLANNED sprint is 409
+    `not_started`. Points are `storyPoints` (none counts 0). One burndown entry per UTC day
+    from the start to the completion (today while ACTIVE), each the state at the day's end.
+    """
+    sprint, _ = access_sprint(session, caller, sprint_id)
+    body = reports.report_json(session, sprint)
+    return Response(b'{"data":' + body + b"}", media_type="application/json")
+
+
+@router.get(
+    "/projects/{projectId}/velocity",
+    response_model=One[VelocityRead],
+    responses=error_responses(400, 404),
+    summary="Velocity: the project's last completed sprints, newest first",
+)
+async def get_velocity(
+    project_id: ProjectId, query: VelocityQuery, session: SessionDep, caller: CallerDep
+) -> Response:
+    """Committed and completed points of the last `limit` completed sprints (from their frozen
+    reports), and the average completed points over them (null when there are none)."""
+    project, _ = access_project(session, caller, project_id)
+    return one(reports.velocity(session, project_id=project.id, limit=query.limit))

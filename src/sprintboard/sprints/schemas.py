@@ -1,11 +1,19 @@
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from sprintboard.models import Sprint
 from sprintboard.responses import iso
-from sprintboard.schemas import DateTimeIn, Name, PageQuery, RequestModel, Timestamps, at_most
+from sprintboard.schemas import (
+    DateTimeIn,
+    Name,
+    PageQuery,
+    QueryModel,
+    RequestModel,
+    Timestamps,
+    at_most,
+)
 from sprintboard.workitems.schemas import Position, Ref, TaskRead
 
 SprintStatus = Literal["PLANNED", "ACTIVE", "COMPLETED"]
@@ -128,3 +136,69 @@ def sprint_json(sprint: Sprint) -> dict[str, Any]:
         "$createdAt": iso(sprint.created_at),
         "$updatedAt": iso(sprint.updated_at),
     }
+
+
+class VelocityQuery(QueryModel):
+    limit: int = Field(7, ge=1, le=50, description="Completed sprints to list (at most 50).")
+
+
+class Tally(BaseModel):
+    items: int
+    points: float
+
+
+class CarriedOver(Tally):
+    to: Literal["backlog"] | MoveToSprint | None = Field(
+        description='"backlog" or {"sprintId"}; null while the sprint is ACTIVE.'
+    )
+
+
+class ScopeChange(BaseModel):
+    at: str = Field(json_schema_extra={"format": "date-time"})
+    task_id: str = Field(alias="taskId")
+    key: str
+    kind: Literal["added", "removed", "estimate_changed"]
+    points: float = Field(description="The change in scope (+/-).")
+
+
+class BurndownDay(BaseModel):
+    date: str = Field(json_schema_extra={"format": "date"})
+    remaining_points: float = Field(alias="remainingPoints")
+    remaining_items: int = Field(alias="remainingItems")
+    scope_points: float = Field(alias="scopePoints")
+
+
+class IdealDay(BaseModel):
+    date: str = Field(json_schema_extra={"format": "date"})
+    points: float
+
+
+class SprintReportRead(BaseModel):
+    sprint_id: str = Field(alias="sprintId")
+    status: SprintStatus
+    start_date: datetime | None = Field(alias="startDate")
+    end_date: datetime | None = Field(alias="endDate")
+    started_at: datetime | None = Field(alias="startedAt")
+    completed_at: datetime | None = Field(alias="completedAt")
+    committed: Tally = Field(description="In the sprint when it started, at their estimates then.")
+    added: Tally = Field(description="Joined after the start (points when they joined).")
+    removed: Tally = Field(description="Left during the sprint (moved out, deleted).")
+    completed: Tally = Field(description="DONE at completion (now, while ACTIVE).")
+    carried_over: CarriedOver = Field(alias="carriedOver")
+    scope_changes: list[ScopeChange] = Field(alias="scopeChanges")
+    burndown: list[BurndownDay]
+    ideal: list[IdealDay]
+
+
+class VelocitySprint(BaseModel):
+    sprint_id: str = Field(alias="sprintId")
+    name: str
+    completed_at: datetime = Field(alias="completedAt")
+    committed_points: float = Field(alias="committedPoints")
+    completed_points: float = Field(alias="completedPoints")
+    completed_items: int = Field(alias="completedItems")
+
+
+class VelocityRead(BaseModel):
+    sprints: list[VelocitySprint]
+    average_completed_points: float | None = Field(alias="averageCompletedPoints")

@@ -15,6 +15,7 @@ from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
+from sprintboard.sprints import history, reports
 from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
@@ -40,20 +41,13 @@ def _figure_columns() -> tuple[Any, Any, Any]:
     )
 
 
-def _number(value: Any) -> int | float:
-    """Points as the API shows them: whole numbers as integers, sums rounded to 6 decimals
-    (binary floats would show 0.1 + 0.2 points as 0.30000000000000004)."""
-    value = round(float(value), 6)
-    return int(value) if value.is_integer() else value
-
-
 def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
     count, total, completed = figures
     return {
         **sprint_json(sprint),
         "workItemCount": int(count),
-        "totalPoints": _number(total),
-        "completedPoints": _number(completed),
+        "totalPoints": reports.number(total),
+        "completedPoints": reports.number(completed),
     }
 
 
@@ -192,8 +186,9 @@ def start_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) -
     ):
         raise _active_sprint_exists()
     sprint.status = "ACTIVE"
+    sprint.started_at = utcnow()
     if sprint.start_date is None:
-        sprint.start_date = utcnow()
+        sprint.start_date = sprint.started_at
     _touch(sprint)
     try:
         with session.begin_nested():
@@ -221,6 +216,7 @@ def complete_sprint(
     sprint.status = "COMPLETED"
     sprint.completed_at = utcnow()
     _touch(sprint)
+    reports.freeze(session, sprint, carried_to=move_to)
     _record(session, sprint, "sprint.completed", access.caller, moved_item_count=moved)
     return moved
 
@@ -231,6 +227,7 @@ def delete_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) 
         session, sprint=sprint, to_sprint_id=None, only_unfinished=False, caller=access.caller
     )
     _record(session, sprint, "sprint.deleted", access.caller)
+    history.forget(session, scope="id", record_id=sprint.id)
     session.delete(sprint)
 
 

@@ -24,6 +24,7 @@ from sprintboard.workitems.schemas import (
     BulkUpdate,
     CommentCreate,
     CommentRead,
+    CommentUpdate,
     ItemQuery,
     Priority,
     RelationCreate,
@@ -239,8 +240,26 @@ async def add_comment(
     item, access = access_work_item(session, caller, ref)
     access.require(Permission.WORK_ITEM_WRITE)
     comment = service.add_comment(session, access=access, item=item, body=body.body)
-    session.flush()
-    return one(reads.read_comment(raw(session), comment.id), status=201)
+    return one(comment, status=201)
+
+
+@router.patch(
+    "/comments/{commentId}",
+    response_model=One[CommentRead],
+    responses=error_responses(400, 403, 404, 412),
+)
+async def update_comment(
+    comment_id: Annotated[str, Path(alias="commentId")],
+    body: CommentUpdate,
+    session: SessionDep,
+    caller: CallerDep,
+    if_match: IfMatch = None,
+) -> Response:
+    """The comment's author only: anyone else gets 403 with `details.reason` `not_author`."""
+    comment, access = access_comment(session, caller, comment_id)
+    access.require(Permission.WORK_ITEM_WRITE)
+    check_if_match(if_match, comment.id, stamp_version(comment.updated_at))
+    return one(service.update_comment(session, access=access, comment=comment, body=body.body))
 
 
 @router.delete(
@@ -257,7 +276,7 @@ async def delete_comment(
     comment, access = access_comment(session, caller, comment_id)
     access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, comment.id, stamp_version(comment.updated_at))
-    service.delete_comment(session, comment=comment)
+    service.delete_comment(session, access=access, comment=comment)
     return deleted(comment.id)
 
 

@@ -123,6 +123,10 @@ class CommentCreate(RequestModel):
     body: Annotated[str, Field(min_length=1, max_length=65_536), at_most(65_536)]
 
 
+class CommentUpdate(RequestModel):
+    body: Annotated[str, Field(min_length=1, max_length=65_536), at_most(65_536)]
+
+
 class TimeLogCreate(RequestModel):
     hours: Annotated[float, Field(gt=0, le=1_000)]
     date: DateIn | None = Field(None, description="The day worked; defaults to today (UTC).")

@@ -2,6 +2,7 @@
 lists with a fixed number of queries, Kanban bulk updates, comments and time logs.
 """
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
@@ -18,7 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from sprintboard.access import WorkspaceAccess
-from sprintboard.errors import InvalidRequest
+from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
 from sprintboard.models import (
     Comment,
@@ -26,6 +27,7 @@ from sprintboard.models import (
     TimeLog,
     WorkItem,
     new_id,
+    touched,
     utcnow,
 )
 from sprintboard.responses import iso
@@ -458,7 +460,11 @@ def _check_bulk_sprint(sprint: tuple[str, str] | None, record: dict[str, Any], i
         )
 
 
-def add_comment(session: Session, *, access: WorkspaceAccess, item: WorkItem, body: str) -> Comment:
+def add_comment(
+    session: Session, *, access: WorkspaceAccess, item: WorkItem, body: str
+) -> dict[str, Any]:
+    """Add a comment; returns it as the API shows it. Its event notifies the item's assignees
+    and the members it mentions as `@<their email>` (never its author)."""
     comment = Comment(
         work_item_id=item.id,
         workspace_id=item.workspace_id,
@@ -472,10 +478,42 @@ def add_comment(session: Session, *, access: WorkspaceAccess, item: WorkItem, bo
         .values(comment_count=WorkItem.comment_count + 1),
         execution_options={"synchronize_session": False},
     )
-    return comment
+    session.flush()
+    record = reads.read_comment(raw(session), comment.id)
+    _record_comment(
+        session,
+        "comment.created",
+        access,
+        item,
+        record,
+        mentionedUserIds=_mentioned(session, item.workspace_id, body),
+    )
+    return record
 
 
-def delete_comment(session: Session, *, comment: Comment) -> None:
+def update_comment(
+    session: Session, *, access: WorkspaceAccess, comment: Comment, body: str
+) -> dict[str, Any]:
+    """Change a comment's body (its author only); returns it as the API shows it. The same
+    body changes nothing: no event, `$updatedAt` stays."""
+    if comment.author_id is None or comment.author_id != access.caller.user_id:
+        raise NotAuthor("comment")
+    if comment.body != body:
+        changes = {"body": {"from": comment.body, "to": body}}
+        comment.body = body
+        comment.updated_at = touched(comment.updated_at)
+        session.flush()
+        record = reads.read_comment(raw(session), comment.id)
+        item = session.get_one(WorkItem, comment.work_item_id)
+        _record_comment(session, "comment.updated", access, item, record, changes=changes)
+        return record
+    return reads.read_comment(raw(session), comment.id)
+
+
+def delete_comment(session: Session, *, access: WorkspaceAccess, comment: Comment) -> None:
+    record = reads.read_comment(raw(session), comment.id)
+    item = session.get_one(WorkItem, comment.work_item_id)
+    _record_comment(session, "comment.deleted", access, item, record)
     session.execute(
         update(WorkItem)
         .where(WorkItem.id == comment.work_item_id)
@@ -483,6 +521,52 @@ def delete_comment(session: Session, *, comment: Comment) -> None:
         execution_options={"synchronize_session": False},
     )
     session.delete(comment)
+
+
+def _record_comment(
+    session: Session,
+    type: str,
+    access: WorkspaceAccess,
+    item: WorkItem,
+    comment: dict[str, Any],
+    **extra: Any,
+) -> None:
+    """A comment event: about the work item (its `subjectId`, so that it is part of the
+    item's activity and its webhook order), carrying the comment and the item's summary."""
+    work_item = {
+        "$id": item.id,
+        "key": item.key,
+        "title": item.title,
+        "assigneeIds": list(item.assignee_ids),
+    }
+    events.record(
+        session,
+        workspace_id=item.workspace_id,
+        type=type,
+        subject_id=item.id,
+        actor_id=access.caller.user_id,
+        payload={"comment": comment, "workItem": work_item, **extra},
+    )
+
+
+_MENTION = re.compile(r"@([^\s@]+@[^\s@]+)")
+_AFTER_MENTION = ".,;:!?)]}>'\""
+"""What may follow a mention without being part of the address (`(@ann@example.com).`)."""
+
+
+def _mentioned(session: Session, workspace_id: str, body: str) -> list[str]:
+    """The members of the workspace that `body` mentions as `@<their email>`."""
+    emails = sorted({m.group(1).rstrip(_AFTER_MENTION).lower() for m in _MENTION.finditer(body)})
+    if not emails:
+        return []
+    placeholders, names = in_list("e", emails)
+    rows = raw(session).rows(
+        "SELECT u.id FROM workspace_members m JOIN users u ON u.id = m.user_id"
+        f" WHERE m.workspace_id = :workspace_id AND u.email_normalized IN {placeholders}"
+        " ORDER BY u.id",
+        {"workspace_id": workspace_id, **names},
+    )
+    return [row[0] for row in rows]
 
 
 def add_time_log(

@@ -209,3 +209,21 @@ async def create_work_item_type(
         session, access=access, name=body.name, description=body.description
     )
     return one(work_item_type_json(item_type), status=201)
+
+
+@router.delete(
+    "/workspaces/{id}/work-item-types/{name}",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404, 409),
+)
+async def delete_work_item_type(
+    workspace_id: WorkspaceId,
+    name: Annotated[str, Path(description="The custom type's name.")],
+    session: SessionDep,
+    caller: CallerDep,
+) -> Response:
+    """PROJECT_MANAGE. 409 `type_in_use` while an item has the type, `builtin_type` for TASK,
+    BUG, STORY and EPIC; 404 for a type the workspace does not have."""
+    access = access_workspace_id(session, caller, workspace_id)
+    access.require(Permission.PROJECT_MANAGE)
+    return deleted(service.delete_work_item_type(session, access=access, name=name))

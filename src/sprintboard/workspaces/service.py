@@ -10,12 +10,21 @@ from sprintboard.access import (
     Caller,
     Role,
     WorkspaceAccess,
+    for_change,
     lock_workspace,
     visible_workspace_ids,
 )
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
-from sprintboard.models import User, WorkItemType, Workspace, WorkspaceMember, touched
+from sprintboard.models import (
+    User,
+    WorkItem,
+    WorkItemType,
+    Workspace,
+    WorkspaceMember,
+    touched,
+)
+from sprintboard.sprints import history as sprint_history
 
 BUILTIN_TYPES = ("TASK", "BUG", "STORY", "EPIC")
 
@@ -61,6 +70,7 @@ def update_workspace(
 
 def delete_workspace(session: Session, workspace: Workspace) -> None:
     """Deletes the workspace and, through foreign keys, everything in it."""
+    sprint_history.forget(session, scope="workspace_id", record_id=workspace.id)
     session.delete(workspace)
 
 
@@ -198,3 +208,35 @@ def is_known_type(session: Session, *, workspace_id: str, name: str) -> bool:
         )
         is not None
     )
+
+
+def delete_work_item_type(session: Session, *, access: WorkspaceAccess, name: str) -> str:
+    """Remove a custom type; returns its `$id`. 404 for a type the workspace does not have,
+    409 `type_in_use` while an item has it, 409 `builtin_type` for TASK, BUG, STORY, EPIC.
+
+    (An item's type check does not lock the type's row: a create holding it for share would
+    wait for its project's row while a workspace delete holding that row waits for the type's,
+    a deadlock. So on PostgreSQL an item created in the instant of the removal may keep it.)
+    """
+    if name in BUILTIN_TYPES:
+        raise Conflict("builtin_type", f"{name} is a built-in type and cannot be removed.")
+    item_type: WorkItemType | None = session.scalar(
+        for_change(
+            session,
+            select(WorkItemType).where(
+                WorkItemType.workspace_id == access.workspace_id, WorkItemType.name == name
+            ),
+            WorkItemType,
+        )
+    )
+    if item_type is None:
+        raise NotFound("Work item type")
+    in_use = session.scalar(
+        select(WorkItem.id)
+        .where(WorkItem.workspace_id == access.workspace_id, WorkItem.type == name)
+        .limit(1)
+    )
+    if in_use is not None:
+        raise Conflict("type_in_use", f"Work items of type {name} exist; change them first.")
+    session.delete(item_type)
+    return item_type.id
