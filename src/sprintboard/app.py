@@ -32,6 +32,7 @@ from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
 from sprintboard.logs import configure_logging, log_access
+from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
 from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
@@ -79,6 +80,14 @@ _SECURITY_HEADERS = [
 ]
 
 
+def _header_unless_cached(
+    header: list[tuple[bytes, bytes]], sent: list[tuple[bytes, bytes]]
+) -> list[tuple[bytes, bytes]]:
+    if any(name == b"cache-control" for name, _ in sent):
+        return [(name, value) for name, value in header if name != b"cache-control"]
+    return header
+
+
 class RequestContextMiddleware:
     """The outermost layer: gives every request an id (`X-Request-Id`) and the security
     headers, turns any unexpected exception into the 500 envelope (no stack trace leaves the
@@ -102,7 +111,13 @@ class RequestContextMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", []), *header]
+                # (The board's pages and files say how they may be cached.)
+                extra = (
+                    header
+                    if scope["path"].startswith("/api/") or status >= 400
+                    else (_header_unless_cached(header, message.get("headers", [])))
+                )
+                message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
         try:
@@ -198,9 +213,9 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
     """The layers every request passes, outermost first: request id, security headers, 500s
     and the access log; CORS (only when origins are configured); the rate limits; the body
-    guard (413, 415); idempotency; the exception handlers; the routes. Cheap refusals come
-    before expensive work: a request over its budget is refused before its body is read or a
-    database session is opened.
+    guard (413, 415); idempotency; the exception handlers; the board's pages; the routes.
+    Cheap refusals come before expensive work: a request over its budget is refused before
+    its body is read or a database session is opened.
 
     Built here rather than by Starlette, which adds two outer layers of its own (a plain-text
     500, which `RequestContextMiddleware` makes unreachable, and FastAPI's exception
@@ -216,7 +231,7 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
         for key, handler in app.exception_handlers.items()
         if key not in (500, Exception)
     }
-    stack: ASGIApp = ExceptionMiddleware(app.router, handlers=handlers, debug=app.debug)
+    stack: ASGIApp = ExceptionMiddleware(WebPages(app.router), handlers=handlers, debug=app.debug)
     stack = IdempotencyMiddleware(stack)
     stack = BodyGuardMiddleware(stack)
     stack = RateLimitMiddleware(stack, settings=settings)
@@ -278,7 +293,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for method, operation in path_item.items():
             operation.get("responses", {}).pop("422", None)
             if path.startswith(f"{API_PREFIX}/") and path != app.openapi_url:
-                operation["security"] = [{"HTTPBearer": []}]
+                operation.setdefault("security", [{"HTTPBearer": []}])  # (signing in: [])
                 _document_cross_cutting_responses(method, operation)
     schema.setdefault("components", {})["securitySchemes"] = {"HTTPBearer": BEARER_SCHEME}
     for name in ("HTTPValidationError", "ValidationError"):

@@ -1,4 +1,5 @@
-"""Rate limits: a budget per API key, and a budget of failed authentications per client address.
+"""Rate limits: a budget per API key (or browser session), and a budget of failed
+authentications per client address.
 
 It is ASGI middleware around the routes, not a dependency, so that a request over budget is
 refused before its body is read and before it opens a database session (on SQLite a write
@@ -270,6 +271,11 @@ def _with_headers(send: Send, verdict: Verdict, scope: Scope) -> Send:
 
 
 def _bearer_secret(scope: Scope) -> bytes | None:
+    """The request's credential: its bearer key or, without `Authorization`, its browser
+    session's token (`sb_session`). A session has a budget of its own, as a key has.
+    (NOTE for the per-user budget: a session belongs to one user, `browser_sessions.user_id`.)
+    """
+    cookies: bytes | None = None
     for name, value in scope["headers"]:
         if name == b"authorization":
             scheme, _, secret = value.partition(b" ")
@@ -277,4 +283,17 @@ def _bearer_secret(scope: Scope) -> bytes | None:
             if scheme.lower() == b"bearer" and secret:
                 return secret
             return None
+        if name == b"cookie":
+            cookies = value
+    return _session_token(cookies) if cookies is not None else None
+
+
+def _session_token(cookies: bytes) -> bytes | None:
+    for pair in cookies.split(b";"):
+        name, _, value = pair.strip().partition(b"=")
+        if name == _SESSION_COOKIE and value:
+            return value
     return None
+
+
+_SESSION_COOKIE = b"sb_session"
