@@ -3,7 +3,7 @@
 
 import * as api from "./api.js";
 import { store } from "./store.js";
-import { h, link, openDialog, say } from "./ui.js";
+import { h, link, openDialog, say, fill } from "./ui.js";
 import { renderBoard } from "./board.js";
 import { renderBacklog } from "./backlog.js";
 import { renderItemPage } from "./item.js";
@@ -27,7 +27,7 @@ export function navigate(path) {
 }
 
 export function setNav(project) {
-  nav.replaceChildren();
+  fill(nav);
   if (!project) return;
   const here = location.pathname;
   const item = (href, text) =>
@@ -50,12 +50,12 @@ async function route() {
   for (const [pattern, view] of ROUTES) {
     const match = location.pathname.match(pattern);
     if (match) {
-      main.replaceChildren(h("p", { class: "loading" }, "Loading…"));
+      fill(main, h("p", { class: "loading" }, "Loading…"));
       try {
         cleanup = (await view(match)) || null;
       } catch (error) {
         if (error.status === 401) return signedOut();
-        main.replaceChildren(
+        fill(main,
           h("section", { class: "empty" },
             h("h1", {}, error.status === 404 ? "Not found" : "Something went wrong"),
             h("p", {}, error.describe ? error.describe() : String(error)),
@@ -65,14 +65,14 @@ async function route() {
       return;
     }
   }
-  main.replaceChildren(h("section", { class: "empty" }, h("h1", {}, "Not found"), link("/", "Back to your projects")));
+  fill(main, h("section", { class: "empty" }, h("h1", {}, "Not found"), link("/", "Back to your projects")));
 }
 
 function showSignIn() {
   setNav(null);
-  account.replaceChildren();
+  fill(account);
   store.disconnect();
-  main.replaceChildren(signinSection);
+  fill(main, signinSection);
   const form = signinSection.querySelector("form");
   form.querySelector("input[name=key]").focus();
 }
@@ -126,7 +126,7 @@ async function signOut() {
 let unreadTimer = null;
 
 function renderAccount() {
-  account.replaceChildren(
+  fill(account,
     h("button", { type: "button", id: "inbox-button", class: "ghost", onclick: openInbox, "aria-label": "Inbox" },
       "Inbox ", h("span", { id: "unread", class: "count" }, "0")),
     h("button", { type: "button", class: "ghost", onclick: showShortcuts, "aria-label": "Keyboard shortcuts", title: "Keyboard shortcuts (?)" }, "?"),
@@ -167,7 +167,7 @@ async function openInbox() {
   const dialog = openDialog("Inbox", body, { wide: true });
   async function load() {
     const { data } = await api.get("/notifications", { limit: 50 });
-    list.replaceChildren(...(data.documents.length ? data.documents.map(row) : [h("li", {}, "Nothing here yet.")]));
+    fill(list, ...(data.documents.length ? data.documents.map(row) : [h("li", {}, "Nothing here yet.")]));
   }
   function row(note) {
     const fields = Object.keys(note.changes || {}).join(", ");
@@ -207,7 +207,7 @@ async function renderHome(root) {
             link(`/projects/${project.$id}/backlog`, "Backlog", { "aria-label": `${project.name} backlog` }))))
         : h("p", { class: "muted" }, "No projects yet."));
   }));
-  root.replaceChildren(
+  fill(root,
     h("h1", {}, "Your projects"),
     ...(sections.length ? sections : [h("p", { class: "muted" }, "You are not a member of any workspace yet.")]),
   );

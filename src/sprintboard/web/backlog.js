@@ -5,7 +5,7 @@ import * as api from "./api.js";
 import { store } from "./store.js";
 import { byPosition, initials, loadProjectContext, moveItems, positionBetween } from "./board.js";
 import { openItemDrawer } from "./item.js";
-import { formatDate, formatPoints, h, openDialog, points, priorityBadge, say, STATUS_LABELS, typeBadge } from "./ui.js";
+import { formatDate, formatPoints, h, openDialog, points, priorityBadge, say, STATUS_LABELS, typeBadge, fill } from "./ui.js";
 
 const PAGE = 50;
 const BACKLOG = "none";
@@ -35,7 +35,7 @@ export async function renderBacklog(root, { projectId }) {
 
   const toolbar = h("div", { class: "backlog-toolbar" });
   const lists = h("div", { class: "backlog-lists" });
-  root.replaceChildren(h("h1", {}, `${project.name} backlog`), toolbar, lists);
+  fill(root, h("h1", {}, `${project.name} backlog`), toolbar, lists);
 
   const itemsOf = (listId) =>
     [...store.items.values()]
@@ -44,7 +44,7 @@ export async function renderBacklog(root, { projectId }) {
 
   function renderToolbar() {
     const count = selected.size;
-    toolbar.replaceChildren(
+    fill(toolbar,
       h("button", { type: "button", onclick: createSprint }, "Create sprint"),
       h("button", { type: "button", class: "ghost", onclick: () => focusCreate() }, "New item (c)"),
       h("span", { class: "selection", role: "status" }, count ? `${count} selected` : ""),
@@ -128,7 +128,7 @@ export async function renderBacklog(root, { projectId }) {
     const focusedKey = document.activeElement?.dataset?.key;
     const focusedCreate = document.activeElement?.id === "create-title";
     renderToolbar();
-    lists.replaceChildren(
+    fill(lists,
       ...openSprints().map((sprint) => list(sprint.$id, sprint.name,
         h("span", { class: "sprint-info" },
           h("span", { class: "pill" }, sprint.status === "ACTIVE" ? "Active" : "Planned"),
@@ -155,7 +155,12 @@ export async function renderBacklog(root, { projectId }) {
         ? previous.position + ((next.position - previous.position) * (n + 1)) / (ids.length + 1)
         : positionBetween(previous, next, item.position);
       const entry = { $id: id, position };
-      if ((item.sprintId || BACKLOG) !== listId) entry.sprintId = listId === BACKLOG ? null : listId;
+      if ((item.sprintId || BACKLOG) !== listId) {
+        entry.sprintId = listId === BACKLOG ? null : listId;
+        // Planned into a sprint, an item waiting in the backlog is now to do (as a create
+        // into a sprint defaults to TODO).
+        if (listId !== BACKLOG && item.status === "BACKLOG") entry.status = "TODO";
+      }
       entries.push(entry);
       if (!next) previous = { position };
     });

@@ -9,6 +9,7 @@ import { openReport, openVelocity } from "./reports.js";
 import {
   formatDate, formatPoints, h, link, openDialog, points, priorityBadge, PRIORITIES, say,
   STATUS_LABELS, STATUSES, typeBadge, TYPES,
+  fill,
 } from "./ui.js";
 
 /** Where a card goes between two neighbours in the project-wide order. */
@@ -80,7 +81,7 @@ export async function renderBoard(root, { projectId }) {
   const header = h("section", { class: "sprint-header", "aria-label": "Sprint" });
   const toolbar = h("form", { class: "filters", role: "search", "aria-label": "Filter cards", onsubmit: (e) => e.preventDefault() });
   const columns = h("div", { class: "columns" });
-  root.replaceChildren(header, toolbar, columns);
+  fill(root, header, toolbar, columns);
 
   const boardItems = () =>
     sprint ? [...store.items.values()].filter((i) => i.sprintId === sprint.$id && i.projectId === project.$id) : [];
@@ -99,7 +100,7 @@ export async function renderBoard(root, { projectId }) {
   function renderHeader() {
     if (!sprint) {
       const planned = [...store.sprints.values()].filter((s) => s.status === "PLANNED").sort(byPosition);
-      header.replaceChildren(
+      fill(header,
         h("h1", {}, "No active sprint"),
         h("p", {}, "Start a planned sprint, or plan one in the ", link(`/projects/${project.$id}/backlog`, "backlog"), "."),
         planned.length ? h("ul", { class: "planned" }, planned.map((s) =>
@@ -113,7 +114,7 @@ export async function renderBoard(root, { projectId }) {
     const done = items.filter((i) => i.status === "DONE").reduce((sum, i) => sum + points(i.storyPoints), 0);
     const end = sprint.endDate ? new Date(sprint.endDate) : null;
     const daysLeft = end ? Math.max(0, Math.ceil((end - Date.now()) / 86400000)) : null;
-    header.replaceChildren(
+    fill(header,
       h("div", { class: "sprint-title" },
         h("h1", {}, sprint.name),
         h("span", { class: "muted" }, `${formatDate(sprint.startDate)} – ${formatDate(sprint.endDate)}`),
@@ -136,7 +137,7 @@ export async function renderBoard(root, { projectId }) {
         h("select", { name, onchange: (e) => { filters[name] = e.target.value; renderColumns(); } },
           h("option", { value: "" }, "All"),
           options.map(([value, text]) => h("option", { value, selected: filters[name] === value }, text))));
-    toolbar.replaceChildren(
+    fill(toolbar,
       h("label", {}, "Text ",
         h("input", { type: "search", name: "text", id: "filter-text", value: filters.text, placeholder: "Key or title",
           oninput: (e) => { filters.text = e.target.value; renderColumns(); } })),
@@ -178,11 +179,11 @@ export async function renderBoard(root, { projectId }) {
   function renderColumns() {
     const focusedKey = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
     if (!sprint) {
-      columns.replaceChildren();
+      fill(columns);
       return;
     }
     const visible = boardItems().filter(matches).sort(byPosition);
-    columns.replaceChildren(...STATUSES.map((status) => {
+    fill(columns, ...STATUSES.map((status) => {
       const items = visible.filter((i) => i.status === status);
       const sum = items.reduce((total, i) => total + points(i.storyPoints), 0);
       const titleId = `column-${status}`;

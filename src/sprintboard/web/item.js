@@ -7,6 +7,7 @@ import { setNav } from "./app.js";
 import {
   formatDate, formatPoints, h, link, openDialog, priorityBadge, PRIORITIES, say, STATUS_LABELS,
   STATUSES, typeBadge, TYPES,
+  fill,
 } from "./ui.js";
 
 export function openItemDrawer(key) {
@@ -23,7 +24,7 @@ export function openItemDrawer(key) {
 
 export async function renderItemPage(root, { key }) {
   const body = h("article", { class: "item page" });
-  root.replaceChildren(body);
+  fill(root, body);
   let first = true;
   return renderItem(body, key, {
     asPage: true,
@@ -98,7 +99,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
       ? h("p", {}, `${item.progress.doneItems} of ${item.progress.items} items done · ${formatPoints(item.progress.donePoints)} of ${formatPoints(item.progress.points)} points`)
       : null;
 
-    root.replaceChildren(
+    fill(root,
       asPage ? h("h1", {}, `${item.key} ${item.title}`) : null,
       h("p", { class: "item-meta" },
         typeBadge(item.type), " ", priorityBadge(item.priority), " ",
@@ -132,10 +133,10 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
     }
     try {
       const children = await api.getAll("/tasks", { workspaceId: item.workspaceId, parentId: item.$id }, 100);
-      list.replaceChildren(...children.map((child) => h("li", {},
+      fill(list, ...children.map((child) => h("li", {},
         link(`/tasks/${encodeURIComponent(child.key)}`, `${child.key} ${child.title}`), ` — ${STATUS_LABELS[child.status]}`)));
     } catch {
-      list.replaceChildren(h("li", {}, "Children cannot be listed."));
+      fill(list, h("li", {}, "Children cannot be listed."));
     }
   }
 
@@ -197,15 +198,15 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
     const list = root.querySelector("#activity-list");
     try {
       const { data } = await api.get(`/tasks/${item.$id}/activity`, { limit: 50 });
-      list.replaceChildren(...data.documents.map((event) => {
+      fill(list, ...data.documents.map((event) => {
         const changes = Object.entries(event.changes || {}).map(([name, change]) =>
           `${name}: ${JSON.stringify(change.from)} → ${JSON.stringify(change.to)}`).join("; ");
         return h("li", {}, h("span", { class: "muted" }, `${new Date(event.$createdAt).toLocaleString()} `),
           `${event.actor ? event.actor.name : "Someone"} ${event.type.replace("task.", "")}`, changes ? ` (${changes})` : "");
       }));
-      if (!data.documents.length) list.replaceChildren(h("li", {}, "No activity yet."));
+      if (!data.documents.length) fill(list, h("li", {}, "No activity yet."));
     } catch {
-      list.replaceChildren(h("li", {}, "Activity cannot be read."));
+      fill(list, h("li", {}, "Activity cannot be read."));
     }
   }
 
@@ -268,7 +269,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   });
 
   load().catch((error) => {
-    root.replaceChildren(h("p", { class: "error", role: "alert" }, error.describe ? error.describe() : String(error)));
+    fill(root, h("p", { class: "error", role: "alert" }, error.describe ? error.describe() : String(error)));
   });
   return () => {
     stopped = true;

@@ -1,14 +1,14 @@
 // Sprint burndown and project velocity, drawn as plain SVG from the report endpoints.
 
 import * as api from "./api.js";
-import { formatPoints, h, openDialog } from "./ui.js";
+import { formatPoints, h, openDialog, fill } from "./ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
 function s(tag, attributes = {}, ...children) {
   const element = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child !== null && child !== undefined) element.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return element;
@@ -16,7 +16,7 @@ function s(tag, attributes = {}, ...children) {
 
 const WIDTH = 560;
 const HEIGHT = 240;
-const PAD = { left: 40, right: 12, top: 12, bottom: 28 };
+const PAD = { left: 40, right: 24, top: 12, bottom: 28 };
 
 function axes(maxY, labels) {
   const innerH = HEIGHT - PAD.top - PAD.bottom;
@@ -46,20 +46,22 @@ function yAt(value, maxY) {
 export function burndownChart(report) {
   const days = report.burndown || [];
   const ideal = report.ideal || [];
-  const labels = days.map((d) => d.date.slice(5));
+  // One date axis for both lines: the ideal runs to the end date, the burndown to today.
+  const dates = [...new Set([...days.map((d) => d.date), ...ideal.map((d) => d.date)])].sort();
+  const at = (date) => xAt(dates.indexOf(date), dates.length);
   const maxY = Math.max(1, ...days.map((d) => Math.max(d.remainingPoints, d.scopePoints || 0)), ...ideal.map((d) => d.points));
-  const line = (values, cls) => s("polyline", {
+  const line = (rows, value, cls) => s("polyline", {
     class: cls, fill: "none",
-    points: values.map((v, i) => `${xAt(i, values.length)},${yAt(v, maxY)}`).join(" "),
+    points: rows.map((row) => `${at(row.date)},${yAt(value(row), maxY)}`).join(" "),
   });
   return s("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", class: "chart", "aria-labelledby": "burndown-title burndown-desc" },
     s("title", { id: "burndown-title" }, "Burndown"),
     s("desc", { id: "burndown-desc" },
       days.length ? `Remaining points from ${days[0].remainingPoints} on ${days[0].date} to ${days[days.length - 1].remainingPoints} on ${days[days.length - 1].date}.` : "No days yet."),
-    axes(maxY, labels),
-    ideal.length ? line(ideal.map((d) => d.points), "ideal") : null,
-    days.length ? line(days.map((d) => d.scopePoints ?? d.remainingPoints), "scope") : null,
-    days.length ? line(days.map((d) => d.remainingPoints), "remaining") : null);
+    axes(maxY, dates.map((date) => date.slice(5))),
+    ideal.length ? line(ideal, (d) => d.points, "ideal") : null,
+    days.length ? line(days, (d) => d.scopePoints ?? d.remainingPoints, "scope") : null,
+    days.length ? line(days, (d) => d.remainingPoints, "remaining") : null);
 }
 
 export function velocityChart(velocity) {
@@ -96,8 +98,8 @@ export async function openReport(sprint) {
   openDialog(`${sprint.name}: burndown`, body, { wide: true });
   try {
     const { data } = await api.get(`/sprints/${sprint.$id}/report`);
-    const pts = (part) => (part ? `${part.items} items · ${formatPoints(part.points)} pts` : "—");
-    body.replaceChildren(
+    const pts = (part) => (part ? `${part.items} item${part.items === 1 ? "" : "s"} · ${formatPoints(part.points)} pts` : "—");
+    fill(body,
       burndownChart(data),
       h("p", { class: "legend" },
         h("span", { class: "key-remaining" }, "— remaining"), " ",
@@ -109,7 +111,7 @@ export async function openReport(sprint) {
         figure("Carried over", pts(data.carriedOver))),
     );
   } catch (error) {
-    body.replaceChildren(emptyState(error, "The sprint report"));
+    fill(body, emptyState(error, "The sprint report"));
   }
 }
 
@@ -119,15 +121,15 @@ export async function openVelocity(project) {
   try {
     const { data } = await api.get(`/projects/${project.$id}/velocity`, { limit: 7 });
     if (!data.sprints.length) {
-      body.replaceChildren(h("p", { class: "empty" }, "No completed sprints yet: velocity shows once a sprint is completed."));
+      fill(body, h("p", { class: "empty" }, "No completed sprints yet: velocity shows once a sprint is completed."));
       return;
     }
-    body.replaceChildren(
+    fill(body,
       velocityChart(data),
       h("p", { class: "legend" }, h("span", { class: "key-committed" }, "■ committed"), " ", h("span", { class: "key-completed" }, "■ completed")),
       h("p", {}, `Average completed: ${formatPoints(data.averageCompletedPoints || 0)} points per sprint`),
     );
   } catch (error) {
-    body.replaceChildren(emptyState(error, "Velocity"));
+    fill(body, emptyState(error, "Velocity"));
   }
 }

@@ -22,6 +22,13 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
+/** `element.replaceChildren`, skipping null/false children as `h` does (it would print "null"). */
+export function fill(element, ...children) {
+  element.replaceChildren(
+    ...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false),
+  );
+}
+
 let toastTimer = null;
 
 /** A message read out by screen readers (role="status"); `error` ones use role="alert". */
