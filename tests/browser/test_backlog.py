@@ -2,7 +2,7 @@
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Board, screenshot, sign_in
+from tests.browser.conftest import Board, open_signed_in, screenshot
 
 
 def backlog_path(board: Board) -> str:
@@ -10,7 +10,7 @@ def backlog_path(board: Board) -> str:
 
 
 def test_inline_create_with_c_shows_the_new_key(page: Page, board: Board, admin_key: str) -> None:
-    sign_in(page, admin_key, backlog_path(board))
+    open_signed_in(page, admin_key, backlog_path(board))
     expect(page.locator('[data-list="none"] .row')).to_have_count(2)
     page.locator("body").press("c")
     expect(page.get_by_label("New item title")).to_be_focused()
@@ -31,7 +31,7 @@ def test_inline_create_with_c_shows_the_new_key(page: Page, board: Board, admin_
 
 def test_drag_from_the_backlog_into_a_sprint(page: Page, board: Board, admin_key: str) -> None:
     key = board.items["Dark mode"]["key"]
-    sign_in(page, admin_key, backlog_path(board))
+    open_signed_in(page, admin_key, backlog_path(board))
     sprint_list = page.locator(f'ol[data-list="{board.sprint["$id"]}"]')
     page.locator(f'[data-key="{key}"]').drag_to(sprint_list)
     expect(sprint_list.locator(f'[data-key="{key}"]')).to_be_visible()
@@ -42,7 +42,7 @@ def test_drag_from_the_backlog_into_a_sprint(page: Page, board: Board, admin_key
 def test_select_several_and_move_them_at_once(page: Page, board: Board, admin_key: str) -> None:
     planned = board.create_sprint("Sprint 2")
     keys = [board.items["Dark mode"]["key"], board.items["Export to CSV"]["key"]]
-    sign_in(page, admin_key, backlog_path(board))
+    open_signed_in(page, admin_key, backlog_path(board))
     for key in keys:
         page.get_by_label(f"Select {key}").check()
     expect(page.locator(".selection")).to_have_text("2 selected")
@@ -57,7 +57,7 @@ def test_select_several_and_move_them_at_once(page: Page, board: Board, admin_ke
 def test_a_long_backlog_is_read_a_page_at_a_time(page: Page, board: Board, admin_key: str) -> None:
     for n in range(58):
         board.create_item(f"Idea {n}", sprintId=None)
-    sign_in(page, admin_key, backlog_path(board))
+    open_signed_in(page, admin_key, backlog_path(board))
     rows = page.locator('ol[data-list="none"] .row')
     expect(rows).to_have_count(50)
     page.get_by_role("button", name="Show 10 more (10 not shown)").click()

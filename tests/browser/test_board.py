@@ -2,11 +2,12 @@
 
 import re
 import time
+import uuid
 
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import Board, screenshot, sign_in
+from tests.browser.conftest import Board, open_signed_in, screenshot, sign_in
 
 
 def board_path(board: Board) -> str:
@@ -48,7 +49,7 @@ def test_a_wrong_key_is_refused_with_a_message(page: Page, board: Board) -> None
 
 
 def test_cards_sit_in_the_columns_of_their_status(page: Page, board: Board, admin_key: str) -> None:
-    sign_in(page, admin_key, board_path(board))
+    open_signed_in(page, admin_key, board_path(board))
     for title, item in board.items.items():
         if item["sprintId"] is None:
             expect(card(page, item["key"])).to_have_count(0)
@@ -67,21 +68,30 @@ def test_dragging_a_card_to_another_column_is_saved(
     page: Page, board: Board, admin_key: str
 ) -> None:
     key = board.items["Write the login page"]["key"]
-    sign_in(page, admin_key, board_path(board))
+    open_signed_in(page, admin_key, board_path(board))
     card(page, key).drag_to(column(page, "IN_REVIEW").locator(".cards"))
     expect(column(page, "IN_REVIEW").locator(f'[data-key="{key}"]')).to_be_visible()
     expect(page.locator("#toast")).to_contain_text(f"{key} moved to In review")
     assert board.item(key)["status"] == "IN_REVIEW"
 
 
-def test_a_refused_move_is_undone_and_explained(page: Page, board: Board, admin_key: str) -> None:
-    key = board.items["Write the login page"]["key"]
-    sign_in(page, admin_key, board_path(board))
-    expect(card(page, key)).to_be_visible()
-    # The item is deleted behind the board's back: the move's bulk update is refused.
-    board.api.delete(f"/tasks/{key}").raise_for_status()
-    card(page, key).drag_to(column(page, "DONE").locator(".cards"))
+def test_a_refused_move_is_undone_and_explained(page: Page, board: Board) -> None:
+    # A VIEWER may look but not move: the server refuses the bulk update with a 403.
+    email = f"vic-{uuid.uuid4().hex[:8]}@example.com"
+    viewer = board.api.post("/users", json={"name": "Vic Viewer", "email": email}).json()["data"]
+    key = board.api.post(f"/users/{viewer['$id']}/keys", json={"name": "browser"}).json()["data"][
+        "key"
+    ]
+    board.api.post(
+        f"/workspaces/{board.workspace['$id']}/members",
+        json={"userId": viewer["$id"], "role": "VIEWER"},
+    ).raise_for_status()
+    item = board.items["Write the login page"]["key"]
+    open_signed_in(page, key, board_path(board))
+    card(page, item).drag_to(column(page, "DONE").locator(".cards"))
     expect(page.locator("#alert")).to_contain_text("refused and undone")
+    expect(column(page, "TODO").locator(f'[data-key="{item}"]')).to_be_visible()
+    assert board.item(item)["status"] == "TODO"
 
 
 def test_another_person_sees_a_move_within_seconds(
@@ -110,7 +120,7 @@ def test_another_person_sees_a_move_within_seconds(
 
 def test_keyboard_only_move(page: Page, board: Board, admin_key: str) -> None:
     key = board.items["Write the login page"]["key"]
-    sign_in(page, admin_key, board_path(board))
+    open_signed_in(page, admin_key, board_path(board))
     card(page, key).focus()
     page.keyboard.press("Shift+ArrowRight")
     expect(column(page, "IN_PROGRESS").locator(f'[data-key="{key}"]')).to_be_visible()
@@ -137,7 +147,7 @@ def _eventually(board: Board, key: str, status: str) -> bool:
 
 
 def test_filters_narrow_the_cards(page: Page, board: Board, admin_key: str) -> None:
-    sign_in(page, admin_key, board_path(board))
+    open_signed_in(page, admin_key, board_path(board))
     bug = board.items["Fix the crash on save"]["key"]
     login = board.items["Write the login page"]["key"]
     page.get_by_label("Type").select_option("BUG")
@@ -153,7 +163,7 @@ def test_completing_a_sprint_carries_unfinished_items_to_the_chosen_sprint(
     page: Page, board: Board, admin_key: str
 ) -> None:
     following = board.create_sprint("Sprint 2")
-    sign_in(page, admin_key, board_path(board))
+    open_signed_in(page, admin_key, board_path(board))
     page.get_by_role("button", name="Complete sprint").click()
     dialog = page.get_by_role("dialog", name="Complete Sprint 1")
     expect(dialog).to_contain_text("3 items are not done")
@@ -173,7 +183,7 @@ def test_completing_a_sprint_carries_unfinished_items_to_the_chosen_sprint(
 def test_a_cross_origin_write_with_the_session_cookie_is_refused(
     page: Page, board: Board, admin_key: str, base_url: str
 ) -> None:
-    sign_in(page, admin_key, board_path(board))
+    open_signed_in(page, admin_key, board_path(board))
     key = board.items["Set up CI"]["key"]
     refused = page.request.patch(
         f"/api/v1/tasks/{key}",

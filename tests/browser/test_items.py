@@ -4,11 +4,11 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Board, sign_in
+from tests.browser.conftest import Board, open_signed_in
 
 
 def open_drawer(page: Page, board: Board, key: str):  # type: ignore[no-untyped-def]
-    sign_in(page, admin_key_of(board), f"/projects/{board.project['$id']}/board")
+    open_signed_in(page, admin_key_of(board), f"/projects/{board.project['$id']}/board")
     page.locator(f'[data-key="{key}"]').click()
     drawer = page.get_by_role("dialog", name=re.compile(key))
     expect(drawer.get_by_label("Title")).to_be_visible()
@@ -61,7 +61,7 @@ def test_a_conflicting_edit_is_refused_and_the_item_reloaded(page: Page, board: 
 
 def test_comments_and_time_logs_on_the_item_page(page: Page, board: Board) -> None:
     key = board.items["Set up CI"]["key"]
-    sign_in(page, admin_key_of(board), f"/tasks/{key}")
+    open_signed_in(page, admin_key_of(board), f"/tasks/{key}")
     expect(page.get_by_role("heading", name=f"{key} Set up CI")).to_be_visible()
     page.get_by_placeholder("Add a comment").fill("Runs on every push now.")
     page.get_by_role("button", name="Comment").click()

@@ -3,6 +3,11 @@
 
 export const BASE = "/api/v1";
 
+/** A sentence for any error: the API's own, or a script's. */
+export function describe(error) {
+  return error && typeof error.describe === "function" ? error.describe() : String(error);
+}
+
 /** An error answered by the API, read from its envelope. */
 export class ApiError extends Error {
   constructor(status, envelope) {

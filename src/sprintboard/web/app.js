@@ -58,7 +58,7 @@ async function route() {
         fill(main,
           h("section", { class: "empty" },
             h("h1", {}, error.status === 404 ? "Not found" : "Something went wrong"),
-            h("p", {}, error.describe ? error.describe() : String(error)),
+            h("p", {}, api.describe(error)),
             link("/", "Back to your projects")),
         );
       }
@@ -92,7 +92,7 @@ async function onSignIn(event) {
     route();
   } catch (failure) {
     error.textContent =
-      failure.status === 401 ? "That key was not accepted (unknown, revoked or expired)." : failure.describe();
+      failure.status === 401 ? "That key was not accepted (unknown, revoked or expired)." : api.describe(failure);
   } finally {
     button.disabled = false;
   }
@@ -115,7 +115,7 @@ async function signOut() {
   try {
     await api.signOut();
   } catch (error) {
-    if (error.status !== 401) say(error.describe(), { error: true });
+    if (error.status !== 401) say(api.describe(error), { error: true });
   }
   signedOut();
   history.pushState(null, "", "/");
@@ -269,7 +269,7 @@ async function start() {
   try {
     await loadMe();
   } catch (error) {
-    if (error.status !== 401) say(error.describe(), { error: true });
+    if (error.status !== 401) say(api.describe(error), { error: true });
   }
   // The script-free form comes back here as /?signin=failed when its key was refused.
   if (new URLSearchParams(location.search).get("signin") === "failed") {

@@ -113,7 +113,7 @@ export async function renderBacklog(root, { projectId }) {
         say(`Created ${data.key}`);
         focusCreate();
       } catch (error) {
-        say(`Not created: ${error.describe()}`, { error: true });
+        say(`Not created: ${api.describe(error)}`, { error: true });
       }
     });
     return form;
@@ -294,7 +294,7 @@ export async function renderBacklog(root, { projectId }) {
         dialog.close();
         say(`${data.name} created`);
       } catch (error) {
-        form.querySelector(".error").textContent = error.describe();
+        form.querySelector(".error").textContent = api.describe(error);
       }
     });
   }
@@ -305,7 +305,7 @@ export async function renderBacklog(root, { projectId }) {
       store.putSprints([data]);
       say(`${sprint.name} started`);
     } catch (error) {
-      say(`Could not start the sprint: ${error.describe()}`, { error: true });
+      say(`Could not start the sprint: ${api.describe(error)}`, { error: true });
     }
   }
 

@@ -20,6 +20,8 @@ export function positionBetween(previous, next, fallback) {
   return fallback;
 }
 
+const CARDS_SHOWN = 100;
+
 export const byPosition = (a, b) => a.position - b.position || (a.$createdAt < b.$createdAt ? -1 : 1);
 
 export function initials(name) {
@@ -59,7 +61,7 @@ export async function moveItems(entries, describe) {
     if (describe) say(describe);
   } catch (error) {
     if (error.status === 401) window.dispatchEvent(new Event("sprintboard:signed-out"));
-    say(`The move was refused and undone: ${error.describe ? error.describe() : error}`, { error: true });
+    say(`The move was refused and undone: ${error.describe ? api.describe(error) : error}`, { error: true });
   }
 }
 
@@ -68,6 +70,8 @@ export async function renderBoard(root, { projectId }) {
   const filters = { text: "", assignee: "", mine: false, label: "", type: "", priority: "" };
   let sprint = [...store.sprints.values()].find((s) => s.status === "ACTIVE") || null;
   const parents = new Map();
+  // A column shows its first cards only until asked: a card's DOM is small, a thousand are not.
+  const expanded = new Set();
 
   async function loadItems() {
     if (!sprint) return;
@@ -185,6 +189,7 @@ export async function renderBoard(root, { projectId }) {
     const visible = boardItems().filter(matches).sort(byPosition);
     fill(columns, ...STATUSES.map((status) => {
       const items = visible.filter((i) => i.status === status);
+      const shown = expanded.has(status) ? items : items.slice(0, CARDS_SHOWN);
       const sum = items.reduce((total, i) => total + points(i.storyPoints), 0);
       const titleId = `column-${status}`;
       return h("section", { class: "column", "data-status": status, "aria-labelledby": titleId },
@@ -193,7 +198,11 @@ export async function renderBoard(root, { projectId }) {
           h("span", { class: "column-meta", "aria-label": `${items.length} items, ${formatPoints(sum)} points` },
             h("span", { class: "count" }, String(items.length)), " · ", `${formatPoints(sum)} pts`)),
         h("ol", { class: "cards", role: "list", "aria-label": `${STATUS_LABELS[status]} cards`, "data-status": status },
-          items.map(card)));
+          shown.map(card)),
+        shown.length < items.length
+          ? h("button", { type: "button", class: "ghost more", onclick: () => { expanded.add(status); renderColumns(); } },
+            `Show all ${items.length} cards`)
+          : null);
     }));
     if (focusedKey) {
       const again = columns.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`);
@@ -224,12 +233,17 @@ export async function renderBoard(root, { projectId }) {
 
   // Moving cards --------------------------------------------------------------------------
 
-  function columnItems(status, without) {
-    return boardItems().filter((i) => i.status === status && i.$id !== without).sort(byPosition);
+  // Neighbours are read from the cards shown: with a filter on, a card dropped between two
+  // shown cards goes between them in the full order too.
+  function shownIn(status, without) {
+    return [...columns.querySelectorAll(`.column[data-status="${status}"] .card`)]
+      .filter((c) => c.dataset.id !== without)
+      .map((c) => store.items.get(c.dataset.id))
+      .filter(Boolean);
   }
 
   function moveCard(item, status, index) {
-    const others = columnItems(status, item.$id);
+    const others = shownIn(status, item.$id);
     const position = positionBetween(others[index - 1], others[index], item.position);
     if (status === item.status && position === item.position) return;
     const entry = { $id: item.$id, position };
@@ -310,7 +324,7 @@ export async function renderBoard(root, { projectId }) {
       if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
         const target = STATUSES[statusIndex + step];
         if (!target) return;
-        moveCard(item, target, Math.min(index, columnItems(target, item.$id).length));
+        moveCard(item, target, Math.min(index, shownIn(target, item.$id).length));
       } else {
         const others = visible.filter((c) => c !== element).map((c) => store.items.get(c.dataset.id));
         const to = index + step;
@@ -355,11 +369,13 @@ export async function renderBoard(root, { projectId }) {
       say(`${planned.name} started`);
       await reload();
     } catch (error) {
-      say(`Could not start the sprint: ${error.describe()}`, { error: true });
+      say(`Could not start the sprint: ${api.describe(error)}`, { error: true });
     }
   }
 
   function completeSprint() {
+    // The stream may end the sprint on this page before the answer comes: keep its record.
+    const completing = sprint;
     const unfinished = boardItems().filter((i) => i.status !== "DONE");
     const planned = [...store.sprints.values()].filter((s) => s.status === "PLANNED").sort(byPosition);
     const form = h("form", { method: "dialog", class: "stack" },
@@ -372,20 +388,20 @@ export async function renderBoard(root, { projectId }) {
       h("div", { class: "actions" },
         h("button", { type: "button", class: "ghost", onclick: () => dialog.close() }, "Cancel"),
         h("button", { type: "submit" }, "Complete sprint")));
-    const dialog = openDialog(`Complete ${sprint.name}`, form);
+    const dialog = openDialog(`Complete ${completing.name}`, form);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const moveTo = form.elements.moveTo.value;
       try {
-        const { data } = await api.post(`/sprints/${sprint.$id}/complete`, {
+        const { data } = await api.post(`/sprints/${completing.$id}/complete`, {
           unfinishedDetails: { moveTo: moveTo === "backlog" ? "backlog" : { sprintId: moveTo } },
         });
         dialog.close();
-        const where = moveTo === "backlog" ? "the backlog" : store.sprints.get(moveTo).name;
-        say(`${sprint.name} completed; ${data.movedItemCount} unfinished item${data.movedItemCount === 1 ? "" : "s"} moved to ${where}.`);
+        const where = moveTo === "backlog" ? "the backlog" : planned.find((s) => s.$id === moveTo).name;
+        say(`${completing.name} completed; ${data.movedItemCount} unfinished item${data.movedItemCount === 1 ? "" : "s"} moved to ${where}.`);
         await reload();
       } catch (error) {
-        form.querySelector(".error").textContent = error.describe();
+        form.querySelector(".error").textContent = api.describe(error);
       }
     });
   }

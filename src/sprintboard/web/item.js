@@ -160,7 +160,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
         await api.post(`/tasks/${item.$id}/comments`, { body: form.elements.body.value });
         await load("Comment added.");
       } catch (error) {
-        say(error.describe(), { error: true });
+        say(api.describe(error), { error: true });
       }
     });
     return h("div", {},
@@ -185,7 +185,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
         await api.post(`/tasks/${item.$id}/time-logs`, body);
         await load("Time logged.");
       } catch (error) {
-        say(error.describe(), { error: true });
+        say(api.describe(error), { error: true });
       }
     });
     return h("div", {},
@@ -253,7 +253,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
         await load(`${item.key} was changed by someone else while you edited it. It has been reloaded with their changes; yours were not saved.`);
         say(`${item.key} changed elsewhere: reloaded`, { error: true });
       } else {
-        notice.textContent = `Not saved: ${error.describe()}`;
+        notice.textContent = `Not saved: ${api.describe(error)}`;
       }
     }
   }
@@ -269,7 +269,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   });
 
   load().catch((error) => {
-    fill(root, h("p", { class: "error", role: "alert" }, error.describe ? error.describe() : String(error)));
+    fill(root, h("p", { class: "error", role: "alert" }, api.describe(error)));
   });
   return () => {
     stopped = true;

@@ -88,7 +88,7 @@ export function velocityChart(velocity) {
 function emptyState(error, what) {
   if (error.status === 404 || error.status === 405) return h("p", { class: "empty" }, `${what} is not available on this server yet.`);
   if (error.reason === "not_started") return h("p", { class: "empty" }, "This sprint has not started: its report begins when it starts.");
-  return h("p", { class: "empty error" }, error.describe ? error.describe() : String(error));
+  return h("p", { class: "empty error" }, api.describe(error));
 }
 
 const figure = (label, value) => h("div", { class: "figure" }, h("dt", {}, label), h("dd", {}, value));
