@@ -301,3 +301,15 @@ def test_a_session_has_a_rate_budget(settings: Settings, database: Database, adm
         assert browser.sign_in(alice.key or "").status_code == 201
         statuses = [browser.request("GET", "/me").status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]
+
+
+def test_the_sign_in_form_is_validated_as_the_json_body_is(browser: Browser) -> None:
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    for body, reason in (
+        (b"", "required"),
+        (b"key=", "too_short"),
+        (b"key=a&x=1", "unknown_field"),
+    ):
+        response = browser.client.post(f"{API}/sessions", content=body, headers=form)
+        assert response.status_code == 400, body
+        assert response.json()["error"]["details"]["reason"] == reason

@@ -8,7 +8,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,7 +27,8 @@ from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
 from sprintboard.events.router import router as events_router
-from sprintboard.events.service import DELIVERIES_WRITTEN
+from sprintboard.events.service import DELIVERIES_WRITTEN, EVENTS_WRITTEN
+from sprintboard.events.stream import POLL_EVERY, POLL_EVERY_WITH_REDIS, StreamHub
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
@@ -135,6 +136,20 @@ class RequestContextMiddleware:
             log_access(scope, status or 500, started, request_id)
 
 
+def _in_background(
+    lifetime: contextlib.AsyncExitStack, work: Coroutine[Any, Any, None], name: str
+) -> None:
+    """`work` runs in a task until the app stops (it is then cancelled and awaited)."""
+    task = asyncio.create_task(work, name=name)
+
+    async def cancelled() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    lifetime.push_async_callback(cancelled)
+
+
 async def _stopped(deliveries: asyncio.Task[None], stop: asyncio.Event) -> None:
     """The delivery loop, stopped: sends in flight get a moment to finish; one cancelled is
     sent again after its lease, by this process's successor or another worker."""
@@ -160,12 +175,24 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                 lifetime.callback(app.state.database.dispose)
             app.state.request_threads = CapacityLimiter(REQUEST_THREADS)  # (PostgreSQL's)
             fan_out = None
+            hub = app.state.stream_hub = StreamHub(
+                app.state.database,
+                poll_every=POLL_EVERY_WITH_REDIS if settings.redis_url else POLL_EVERY,
+            )
+            lifetime.enter_context(EVENTS_WRITTEN.listening(hub.wake))
             if settings.redis_url:
                 from sprintboard.events.fanout import RedisFanOut  # (6 MiB not needed without)
 
                 fan_out = RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
                 lifetime.push_async_callback(fan_out.close)
                 lifetime.enter_context(DELIVERIES_WRITTEN.listening(fan_out.announce))
+                events_fan_out = RedisFanOut(
+                    settings.redis_url, settings.rate_limit_prefix, topic="events-written"
+                )
+                lifetime.push_async_callback(events_fan_out.close)
+                lifetime.enter_context(EVENTS_WRITTEN.listening(events_fan_out.announce))
+                _in_background(lifetime, events_fan_out.listen_to(hub.wake), "stream news")
+            _in_background(lifetime, hub.poll(), "stream poll")
             if settings.deliver_events:
                 stop = asyncio.Event()
                 deliveries = asyncio.create_task(

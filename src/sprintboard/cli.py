@@ -144,6 +144,9 @@ def _serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         access_log=False,  # sprintboard.logs writes the access line, with the request id
         log_config=None,  # uvicorn's own records go through the JSON handler too
         proxy_headers=True,
+        # Open event streams never finish on their own: stopping gives requests in flight
+        # this long, then cuts the streams (browsers reconnect elsewhere with Last-Event-ID).
+        timeout_graceful_shutdown=5,
     )
 
 

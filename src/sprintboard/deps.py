@@ -434,6 +434,18 @@ def caller_of(request: Request) -> Caller:
     return caller
 
 
+def authenticator_of(request: Request) -> Callable[[Session], Caller]:
+    """How to authenticate the request's caller again later, with the credential it came
+    with (a long-lived response, such as an event stream, checks it is still good)."""
+    caller = caller_of(request)
+    authorization = request.headers.get("authorization")
+    if caller.session_id is not None and authorization is None:
+        token = request.cookies[sessions.COOKIE]
+        return lambda session: sessions.authenticate_session(session, token)
+    secret = (authorization or "").partition(" ")[2].strip()
+    return lambda session: authenticate(session, secret)
+
+
 async def _session_dependency(request: Request) -> Session:
     return session_of(request)
 

@@ -2,11 +2,13 @@ from typing import Annotated
 from urllib.parse import parse_qs
 
 from fastapi import Path, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 from starlette.responses import RedirectResponse, Response
 
 from sprintboard.concurrency import IfMatch
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, json_body
-from sprintboard.errors import Unauthenticated
+from sprintboard.errors import InvalidRequest, Unauthenticated
 from sprintboard.identity import service, sessions
 from sprintboard.identity.schemas import (
     KeyCreate,
@@ -164,11 +166,10 @@ async def open_session(request: Request, session: SessionDep) -> Response:
     (before any script runs): that answers 303 to `/` once signed in, or to `/?signin=failed`
     for a key that does not authenticate."""
     sessions.check_origin(request, required=False)
-    from_form = _is_form(request)
-    if from_form:
-        secret = _form_key(await request.body())
+    if _is_form(request):
+        form = _form(await request.body())
         try:
-            opened, token, caller = sessions.open_session(session, secret=secret)
+            opened, token, caller = sessions.open_session(session, secret=form.key)
         except Unauthenticated:  # (raised before anything is written)
             return RedirectResponse("/?signin=failed", status_code=303)
         response: Response = RedirectResponse("/", status_code=303)
@@ -204,9 +205,17 @@ def _is_form(request: Request) -> bool:
     return media_type == _SIGN_IN_FORM
 
 
-def _form_key(body: bytes) -> str:
-    fields = parse_qs(body.decode("utf-8", errors="replace"), max_num_fields=10)
-    return (fields.get("key") or [""])[0].strip()
+def _form(body: bytes) -> SessionCreate:
+    """The form's fields, validated as the JSON body is (400 for a missing or extra field)."""
+    try:
+        fields = parse_qs(body.decode(), keep_blank_values=True, max_num_fields=10)
+        return SessionCreate.model_validate({name: values[0] for name, values in fields.items()})
+    except ValidationError as error:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+        ) from None
+    except ValueError:  # (not UTF-8, too many fields)
+        raise InvalidRequest("body", "invalid_format", "body: not a sign-in form.") from None
 
 
 @router.delete(
