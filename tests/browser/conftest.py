@@ -153,8 +153,12 @@ def board(api: httpx.Client, request: pytest.FixtureRequest) -> Board:
     )
     api.patch(f"/sprints/{made.sprint['$id']}", json={"status": "ACTIVE"}).raise_for_status()
     sprint_id = made.sprint["$id"]
+    me = api.get("/me").raise_for_status().json()["data"]["$id"]
     for title, fields in [
-        ("Write the login page", {"status": "TODO", "storyPoints": 3, "labels": ["frontend"]}),
+        (
+            "Write the login page",
+            {"status": "TODO", "storyPoints": 3, "labels": ["frontend"], "assigneeIds": [me]},
+        ),
         ("Fix the crash on save", {"status": "TODO", "type": "BUG", "priority": "URGENT"}),
         ("Design the schema", {"status": "IN_PROGRESS", "storyPoints": 5, "flagged": True}),
         ("Set up CI", {"status": "DONE", "storyPoints": 2}),

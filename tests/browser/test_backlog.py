@@ -62,3 +62,18 @@ def test_a_long_backlog_is_read_a_page_at_a_time(page: Page, board: Board, admin
     expect(rows).to_have_count(50)
     page.get_by_role("button", name="Show 10 more (10 not shown)").click()
     expect(rows).to_have_count(60)
+
+
+def test_create_a_sprint_from_the_backlog(page: Page, board: Board, admin_key: str) -> None:
+    open_signed_in(page, admin_key, backlog_path(board))
+    page.get_by_role("button", name="Create sprint").click()
+    dialog = page.get_by_role("dialog", name="Create sprint")
+    dialog.get_by_label("Name").fill("Sprint 2")
+    dialog.get_by_label("Goal").fill("Polish")
+    dialog.get_by_role("button", name="Create sprint").click()
+    expect(page.get_by_role("heading", name="Sprint 2")).to_be_visible()
+    sprints = board.api.get("/sprints", params={"projectId": board.project["$id"]}).json()
+    assert [(s["name"], s["status"]) for s in sprints["data"]["documents"]] == [
+        ("Sprint 1", "ACTIVE"),
+        ("Sprint 2", "PLANNED"),
+    ]

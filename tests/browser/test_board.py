@@ -106,6 +106,7 @@ def test_another_person_sees_a_move_within_seconds(
         expect(column(watcher, "TODO").locator(f'[data-key="{key}"]')).to_be_visible()
         mover.wait_for_function("document.body.dataset.live")
         watcher.wait_for_function("document.body.dataset.live")
+        print("live mode:", watcher.evaluate("document.body.dataset.live"))
         card(mover, key).drag_to(column(mover, "IN_PROGRESS").locator(".cards"))
         expect(column(watcher, "IN_PROGRESS").locator(f'[data-key="{key}"]')).to_be_visible(
             timeout=5_000
