@@ -260,6 +260,15 @@ def test_origins_listed_in_the_cors_setting_may_change_things(
             "POST", "/workspaces", origin="https://other.example.com", json={"name": "w"}
         )
         assert refused.status_code == 403
+        preflight = client.options(
+            f"{API}/workspaces",
+            headers={
+                "Origin": "https://board.example.com",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
+        assert preflight.headers["access-control-allow-credentials"] == "true"
 
 
 def test_signing_in_checks_the_origin_when_one_is_sent(admin: Api, browser: Browser) -> None:

@@ -267,7 +267,14 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
             stack,
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "If-Match"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Idempotency-Key",
+                "If-Match",
+                "Last-Event-ID",
+            ],
+            allow_credentials=True,  # (a board served from an allowed origin uses its session)
             expose_headers=[
                 "ETag",
                 "Retry-After",
