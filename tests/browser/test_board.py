@@ -5,7 +5,7 @@ import time
 import uuid
 
 import httpx
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser.conftest import Board, open_signed_in, screenshot, sign_in
 
@@ -106,7 +106,8 @@ def test_another_person_sees_a_move_within_seconds(
         expect(column(watcher, "TODO").locator(f'[data-key="{key}"]')).to_be_visible()
         mover.wait_for_function("document.body.dataset.live")
         watcher.wait_for_function("document.body.dataset.live")
-        print("live mode:", watcher.evaluate("document.body.dataset.live"))
+        # Over the event stream (contract §12), not the feed the board polls without one.
+        assert watcher.evaluate("document.body.dataset.live") == "stream"
         card(mover, key).drag_to(column(mover, "IN_PROGRESS").locator(".cards"))
         expect(column(watcher, "IN_PROGRESS").locator(f'[data-key="{key}"]')).to_be_visible(
             timeout=5_000
@@ -198,3 +199,40 @@ def test_a_cross_origin_write_with_the_session_cookie_is_refused(
         f"/api/v1/tasks/{key}", data={"status": "TODO"}, headers={"Origin": base_url}
     )
     assert allowed.status == 200
+
+
+def test_quick_moves_never_jump_back_on_their_own_echo(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    key = board.items["Write the login page"]["key"]
+    open_signed_in(page, admin_key, board_path(board))
+    page.wait_for_function("document.body.dataset.live === 'stream'")
+    # Every column the card is drawn in, in order, as the board redraws.
+    page.evaluate(
+        """key => {
+            window.seen = [];
+            new MutationObserver(() => {
+                const card = document.querySelector(`[data-key="${key}"]`);
+                const status = card && card.closest('.column').dataset.status;
+                const last = window.seen[window.seen.length - 1];
+                if (status && last !== status) window.seen.push(status);
+            }).observe(document.querySelector('.columns'), {childList: true, subtree: true});
+        }""",
+        key,
+    )
+
+    def answer_late(route: Route) -> None:
+        # The server has the move (and sends its event) before the board has the answer.
+        response = route.fetch()
+        time.sleep(0.7)
+        route.fulfill(response=response)
+
+    page.route("**/api/v1/tasks/bulk-update", answer_late)
+    card(page, key).focus()
+    for _ in range(3):
+        page.keyboard.press("Shift+ArrowRight")
+    expect(column(page, "DONE").locator(f'[data-key="{key}"]')).to_be_visible()
+    assert _eventually(board, key, "DONE")
+    time.sleep(1.5)  # room for the three moves' own events to come back over the stream
+    assert page.evaluate("window.seen") == ["IN_PROGRESS", "IN_REVIEW", "DONE"]
+    expect(column(page, "DONE").locator(f'[data-key="{key}"]')).to_be_visible()

@@ -84,13 +84,16 @@ class Store {
     for (const id of ids) this.pending.set(id, (this.pending.get(id) || 0) + 1);
     apply();
     this.emit({ kind: "items", local: true });
+    // While a later change to the same item is in flight, its guess is the newest state:
+    // this change's answer (or its undoing) must not draw the card back a step.
+    const superseded = (id) => this.pending.get(id) > 1;
     try {
       const answer = await send();
-      if (answer) this.putItems(answer, { silent: true });
+      if (answer) this.putItems(answer.filter((item) => !superseded(item.$id)), { silent: true });
       return answer;
     } catch (error) {
       for (const [id, old] of before) {
-        if (old) this.items.set(id, old);
+        if (old && !superseded(id)) this.items.set(id, old);
       }
       throw error;
     } finally {
