@@ -2,6 +2,7 @@
 
 import uuid
 
+import httpx
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import Board, open_signed_in
@@ -52,3 +53,23 @@ def test_a_members_inbox_counts_and_marks_read(page: Page, board: Board) -> None
     inbox.get_by_role("button", name="Mark all read").click()
     expect(inbox.locator("li.unread")).to_have_count(0)
     expect(page.locator("#unread")).to_have_text("0")
+
+
+def test_a_revoked_key_ends_the_session_on_the_open_board(
+    page: Page, board: Board, base_url: str
+) -> None:
+    api = board.api
+    email = f"cy-{uuid.uuid4().hex[:8]}@example.com"
+    cy = api.post("/users", json={"name": "Cy Member", "email": email}).json()["data"]
+    made = api.post(f"/users/{cy['$id']}/keys", json={"name": "browser"}).json()["data"]
+    api.post(
+        f"/workspaces/{board.workspace['$id']}/members", json={"userId": cy["$id"]}
+    ).raise_for_status()
+    open_signed_in(page, made["key"], f"/projects/{board.project['$id']}/board")
+    page.wait_for_function("document.body.dataset.live === 'stream'")
+    httpx.delete(
+        f"{base_url}/api/v1/keys/{made['$id']}",
+        headers={"Authorization": f"Bearer {made['key']}"},
+    ).raise_for_status()
+    expect(page.locator("input[name=key]")).to_be_visible(timeout=20_000)
+    assert page.request.get("/api/v1/me").status == 401

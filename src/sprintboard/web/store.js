@@ -189,6 +189,12 @@ class Store {
         for (const event of data.documents) this.applyEvent(event);
       }
     } catch (error) {
+      if (error.status === 401 || error.status === 404) {
+        // Signed out (the session ended) or no longer a member: nothing more will come.
+        this.disconnect();
+        if (error.status === 401) window.dispatchEvent(new Event("sprintboard:signed-out"));
+        return;
+      }
       console.warn("event feed", error);
     }
     if (this.workspaceId === workspaceId) {
