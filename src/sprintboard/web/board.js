@@ -197,7 +197,7 @@ export async function renderBoard(root, { projectId }) {
           h("h2", { id: titleId }, STATUS_LABELS[status]),
           h("span", { class: "column-meta", "aria-label": `${items.length} items, ${formatPoints(sum)} points` },
             h("span", { class: "count" }, String(items.length)), " · ", `${formatPoints(sum)} pts`)),
-        h("ol", { class: "cards", role: "list", "aria-label": `${STATUS_LABELS[status]} cards`, "data-status": status },
+        h("ol", { class: "cards", role: "list", "aria-label": `${STATUS_LABELS[status]} cards` },
           shown.map(card)),
         shown.length < items.length
           ? h("button", { type: "button", class: "ghost more", onclick: () => { expanded.add(status); renderColumns(); } },
