@@ -183,8 +183,10 @@ def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
     schemes = document["components"]["securitySchemes"]
     assert schemes["HTTPBearer"]["scheme"] == "bearer"
     for path, path_item in document["paths"].items():
-        for operation in path_item.values():
+        for method, operation in path_item.items():
             expected = [{"HTTPBearer": []}] if path.startswith(f"{API}/") else None
+            if (path, method) == (f"{API}/sessions", "post"):
+                expected = []  # signing in takes the key in its body
             assert operation.get("security") == expected, path
     for path, path_item in document["paths"].items():
         in_path = set(re.findall(r"\{(\w+)\}", path))

@@ -77,6 +77,8 @@ class Caller:
     key_permissions: frozenset[str] | None
     """The key's own permission list; None means "all my role allows"."""
     key_workspace_id: str | None
+    session_id: str | None = None
+    """The browser session the call came through (the `sb_session` cookie), if any."""
 
     def allows(self, permission: Permission) -> bool:
         return self.key_permissions is None or permission in self.key_permissions

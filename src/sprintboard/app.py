@@ -8,7 +8,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,12 +36,14 @@ from sprintboard.errors import (
 )
 from sprintboard.events.delivery import DeliveryOptions, run_worker
 from sprintboard.events.router import router as events_router
-from sprintboard.events.service import DELIVERIES_WRITTEN
+from sprintboard.events.service import DELIVERIES_WRITTEN, EVENTS_WRITTEN
+from sprintboard.events.stream import POLL_EVERY, POLL_EVERY_WITH_REDIS, StreamHub
 from sprintboard.events.webhooks import WebhookPolicy
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
 from sprintboard.logs import configure_logging, log_access
+from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
 from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
@@ -96,6 +98,14 @@ _SECURITY_HEADERS = [
 ]
 
 
+def _header_unless_cached(
+    header: list[tuple[bytes, bytes]], sent: list[tuple[bytes, bytes]]
+) -> list[tuple[bytes, bytes]]:
+    if any(name == b"cache-control" for name, _ in sent):
+        return [(name, value) for name, value in header if name != b"cache-control"]
+    return header
+
+
 class RequestContextMiddleware:
     """The outermost layer: gives every request an id (`X-Request-Id`) and the security
     headers, turns any unexpected exception into the 500 envelope (no stack trace leaves the
@@ -121,7 +131,13 @@ class RequestContextMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", []), *header]
+                # (The board's pages and files say how they may be cached.)
+                extra = (
+                    header
+                    if scope["path"].startswith("/api/") or status >= 400
+                    else (_header_unless_cached(header, message.get("headers", [])))
+                )
+                message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
         try:
@@ -153,6 +169,20 @@ class RequestContextMiddleware:
             log_access(scope, status or 500, started, request_id)
 
 
+def _in_background(
+    lifetime: contextlib.AsyncExitStack, work: Coroutine[Any, Any, None], name: str
+) -> None:
+    """`work` runs in a task until the app stops (it is then cancelled and awaited)."""
+    task = asyncio.create_task(work, name=name)
+
+    async def cancelled() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    lifetime.push_async_callback(cancelled)
+
+
 async def _stopped(deliveries: asyncio.Task[None], stop: asyncio.Event) -> None:
     """The delivery loop, stopped: sends in flight get a moment to finish; one cancelled is
     sent again after its lease, by this process's successor or another worker."""
@@ -182,12 +212,24 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                 lifetime.callback(app.state.database.dispose)
             app.state.request_threads = CapacityLimiter(REQUEST_THREADS)  # (PostgreSQL's)
             fan_out = None
+            hub = app.state.stream_hub = StreamHub(
+                app.state.database,
+                poll_every=POLL_EVERY_WITH_REDIS if settings.redis_url else POLL_EVERY,
+            )
+            lifetime.enter_context(EVENTS_WRITTEN.listening(hub.wake))
             if settings.redis_url:
                 from sprintboard.events.fanout import RedisFanOut  # (6 MiB not needed without)
 
                 fan_out = RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
                 lifetime.push_async_callback(fan_out.close)
                 lifetime.enter_context(DELIVERIES_WRITTEN.listening(fan_out.announce))
+                events_fan_out = RedisFanOut(
+                    settings.redis_url, settings.rate_limit_prefix, topic="events-written"
+                )
+                lifetime.push_async_callback(events_fan_out.close)
+                lifetime.enter_context(EVENTS_WRITTEN.listening(events_fan_out.announce))
+                _in_background(lifetime, events_fan_out.listen_to(hub.wake), "stream news")
+            _in_background(lifetime, hub.poll(), "stream poll")
             if settings.deliver_events:
                 stop = asyncio.Event()
                 options = DeliveryOptions(box=policy.box, allow_private=policy.allow_private)
@@ -239,9 +281,9 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
     """The layers every request passes, outermost first: request id, security headers, 500s
     and the access log; load shedding (503 past the requests-in-progress cap); the body's
     deadline (408); CORS (only when origins are configured); the rate limits; the body
-    guard (413, 415); idempotency; the exception handlers; the routes. Cheap refusals come
-    before expensive work: a request over its budget is refused before its body is read or a
-    database session is opened.
+    guard (413, 415); idempotency; the exception handlers; the board's pages; the routes.
+    Cheap refusals come before expensive work: a request over its budget is refused before
+    its body is read or a database session is opened.
 
     Built here rather than by Starlette, which adds two outer layers of its own (a plain-text
     500, which `RequestContextMiddleware` makes unreachable, and FastAPI's exception
@@ -257,7 +299,7 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
         for key, handler in app.exception_handlers.items()
         if key not in (500, Exception)
     }
-    stack: ASGIApp = ExceptionMiddleware(app.router, handlers=handlers, debug=app.debug)
+    stack: ASGIApp = ExceptionMiddleware(WebPages(app.router), handlers=handlers, debug=app.debug)
     stack = IdempotencyMiddleware(stack)
     stack = BodyGuardMiddleware(stack)
     stack = RateLimitMiddleware(stack, settings=settings)
@@ -266,7 +308,14 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
             stack,
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "If-Match"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Idempotency-Key",
+                "If-Match",
+                "Last-Event-ID",
+            ],
+            allow_credentials=True,  # (a board served from an allowed origin uses its session)
             expose_headers=[
                 "ETag",
                 "Retry-After",
@@ -331,7 +380,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for method, operation in path_item.items():
             operation.get("responses", {}).pop("422", None)
             if path.startswith(f"{API_PREFIX}/") and path != app.openapi_url:
-                operation["security"] = [{"HTTPBearer": []}]
+                operation.setdefault("security", [{"HTTPBearer": []}])  # (signing in: [])
                 _document_cross_cutting_responses(method, operation)
     schema.setdefault("components", {})["securitySchemes"] = {"HTTPBearer": BEARER_SCHEME}
     for name in ("HTTPValidationError", "ValidationError"):

@@ -175,6 +175,9 @@ def _serve(settings: Settings, box: "SecretBox", *, host: str, port: int, worker
         # Forwarding headers are believed only from SPRINTBOARD_TRUSTED_PROXIES, by the app
         # (sprintboard.addresses); uvicorn's own trusts 127.0.0.1 whatever is configured.
         proxy_headers=False,
+        # Open event streams never finish on their own: stopping gives requests in flight
+        # this long, then cuts the streams (browsers reconnect elsewhere with Last-Event-ID).
+        timeout_graceful_shutdown=5,
     )
 
 

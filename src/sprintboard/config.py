@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
+    stream_keepalive: float = Field(10.0, gt=0, le=15)
+    """Seconds of silence after which an event stream sends a keep-alive comment."""
     deliver_events: bool = True
     """Whether `serve` delivers events in-process; scale-out runs `sprintboard worker` instead."""
     opentelemetry: bool = False

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, Any, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, TypeVar, get_args, get_origin, get_type_hints
 
 from anyio import CapacityLimiter
 from fastapi import APIRouter, Depends, HTTPException, Request, params
@@ -28,6 +28,7 @@ from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
 from sprintboard.errors import Unauthenticated
 from sprintboard.idempotency import forget_saved_response, save_response
+from sprintboard.identity import sessions
 from sprintboard.identity.service import authenticate
 from sprintboard.schemas import PageQuery, QueryModel
 
@@ -286,6 +287,17 @@ class _BodyOf:
             ) from None
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+async def json_body(request: Request, model: type[ModelT]) -> ModelT:
+    """A required JSON body validated as `model`, with FastAPI's errors: for a route that
+    reads its body itself (one that also takes another media type)."""
+    body = await _BodyOf(model)(request)
+    assert isinstance(body, model)
+    return body
+
+
 async def _if_match(request: Request) -> str | None:
     return request.headers.get("if-match")
 
@@ -402,15 +414,36 @@ def session_of(request: Request) -> Session:
 
 
 def caller_of(request: Request) -> Caller:
-    """Who sent the request, from its `Authorization: Bearer` key (401 without a valid one)."""
+    """Who sent the request, from its `Authorization: Bearer` key or, without that header,
+    its browser-session cookie (401 without a valid one). A change made with the cookie must
+    come from the service's own pages or an allowed origin (403 `csrf`), checked first."""
     state = _state(request)
     caller: Caller | None = state.get("caller")
     if caller is None:
+        authorization = request.headers.get("authorization")
+        token = request.cookies.get(sessions.COOKIE) if authorization is None else None
+        if token:
+            if request.method not in READ_METHODS:
+                sessions.check_origin(request, required=True)
+            caller = state["caller"] = sessions.authenticate_session(session_of(request), token)
+            return caller
         secret = bearer_secret(request.scope["headers"])
         if secret is None:
             raise Unauthenticated()
         caller = state["caller"] = authenticate(session_of(request), secret)
     return caller
+
+
+def authenticator_of(request: Request) -> Callable[[Session], Caller]:
+    """How to authenticate the request's caller again later, with the credential it came
+    with (a long-lived response, such as an event stream, checks it is still good)."""
+    caller = caller_of(request)
+    authorization = request.headers.get("authorization")
+    if caller.session_id is not None and authorization is None:
+        token = request.cookies[sessions.COOKIE]
+        return lambda session: sessions.authenticate_session(session, token)
+    secret = (authorization or "").partition(" ")[2].strip()
+    return lambda session: authenticate(session, secret)
 
 
 async def _session_dependency(request: Request) -> Session:
@@ -430,7 +463,8 @@ BEARER_SCHEME = {
     "scheme": "bearer",
     "description": "An API key: `Authorization: Bearer sb_...`",
 }
-"""Documented on every API operation by `app._openapi` (the key is read by `caller_of`)."""
+"""Documented on every API operation by `app._openapi` (the key is read by `caller_of`,
+which also takes the browser-session cookie: see `POST /api/v1/sessions`)."""
 
 
 _page_of = _query_of(PageQuery)

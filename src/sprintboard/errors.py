@@ -67,6 +67,23 @@ class NotAuthor(AppError):
         super().__init__(f"Only the author may change this {what}.", {"reason": "not_author"})
 
 
+class CrossSiteRefused(AppError):
+    """A state-changing request authenticated by the browser-session cookie from an origin
+    that is neither the service's own nor allowed (`SPRINTBOARD_CORS_ORIGINS`)."""
+
+    status = 403
+    code = "FORBIDDEN"
+
+    def __init__(self, origin: str | None) -> None:
+        super().__init__(
+            "A change made with a browser session must come from this service's own pages"
+            " (the Origin header)."
+            if origin is None
+            else f"Origin {origin} may not make changes with a browser session.",
+            {"reason": "csrf"},
+        )
+
+
 class NotFound(AppError):
     status = 404
     code = "NOT_FOUND"

@@ -61,7 +61,7 @@ class BodyGuardMiddleware:
                 return
             receive = _replay(messages, receive)
             length = sum(len(m.get("body", b"")) for m in messages)
-        if length and not _is_json(content_type):
+        if length and not _is_json(content_type) and not _is_sign_in_form(scope, content_type):
             unsupported = UnsupportedMediaType("The request body must be `application/json`.")
             await _refuse(unsupported, scope, receive, send)
             return
@@ -75,6 +75,15 @@ def _too_large() -> str:
 def _is_json(content_type: bytes) -> bool:
     media_type = content_type.split(b";", 1)[0].strip().lower()
     return media_type == b"application/json"
+
+
+def _is_sign_in_form(scope: Scope, content_type: bytes) -> bool:
+    """The board's HTML sign-in form, which works before any script runs (contract §13)."""
+    media_type = content_type.split(b";", 1)[0].strip().lower()
+    return media_type == b"application/x-www-form-urlencoded" and scope["path"] == SIGN_IN_PATH
+
+
+SIGN_IN_PATH = "/api/v1/sessions"
 
 
 async def _read_counting(receive: Receive) -> list[Message] | None:

@@ -161,6 +161,22 @@ class ApiKey(Timestamped, Base):
     revoked_at: Mapped[datetime | None]
 
 
+class BrowserSession(Base):
+    """A browser's sign-in: the `sb_session` cookie holds a random token, stored here only as
+    its hash. It acts as the key it was opened with, so it ends with that key."""
+
+    __tablename__ = "browser_sessions"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    api_key_id: Mapped[str] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
 class Workspace(Timestamped, Base):
     __tablename__ = "workspaces"
 

@@ -1,5 +1,5 @@
-"""Rate limits: a budget per user, across all their keys, and a budget of failed
-authentications per client address.
+"""Rate limits: a budget per user, across all their keys and browser sessions, and a budget
+of failed authentications per client address.
 
 It is ASGI middleware around the routes, not a dependency, so that a request over budget is
 refused before its body is read and before it opens a database session (on SQLite a write
@@ -34,12 +34,14 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from limits.storage import RedisStorage, Storage
 from starlette._utils import get_route_path
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
 from sprintboard.credentials import bearer_secret, hash_secret, well_formed
 from sprintboard.db import Database
 from sprintboard.errors import RateLimited, error_response
+from sprintboard.identity import sessions
 from sprintboard.identity.service import usable_key
 
 logger = logging.getLogger("sprintboard.ratelimit")
@@ -203,13 +205,46 @@ class KeyOwners:
             owner = self._owners[digest] = usable[1]
         return owner
 
+    async def session_owner(self, scope: Scope, token: str) -> str | None:
+        """The user a browser session (its cookie's token) acts for: sessions draw on their
+        user's budget as keys do."""
+        if not sessions.well_formed(token):
+            return None
+        digest = "session:" + sessions.hash_token(token)
+        owner = self._owners.get(digest)
+        if owner is None:
+            database: Database = scope["app"].state.database
+            owner = await database.call(_session_owner, database, digest.removeprefix("session:"))
+            if owner is None:
+                return None
+            if len(self._owners) >= self.MAX_REMEMBERED:
+                self._owners.clear()
+            self._owners[digest] = owner
+        return owner
+
     def forget(self, secret: str) -> None:
         self._owners.pop(hash_secret(secret), None)
+
+    def forget_session(self, token: str) -> None:
+        self._owners.pop("session:" + sessions.hash_token(token), None)
 
 
 def _usable_key(database: Database, digest: str) -> tuple[str, str] | None:
     with database.session(write=False) as session:
         return usable_key(session, digest)
+
+
+def _session_owner(database: Database, token_hash: str) -> str | None:
+    with database.session(write=False) as session:
+        return sessions.session_owner(session, token_hash)
+
+
+def _session_token(scope: Scope) -> str | None:
+    """The browser session's token (`sb_session`) of a request without `Authorization`."""
+    for name, value in scope["headers"]:
+        if name == b"cookie":
+            return cookie_parser(value.decode("latin-1")).get(sessions.COOKIE) or None
+    return None
 
 
 class RateLimitMiddleware:
@@ -238,7 +273,13 @@ class RateLimitMiddleware:
             await self.app(scope, receive, _with_headers(send, self.failures.peek(address), scope))
             return
         secret = bearer_secret(scope["headers"])
-        owner = await self.owners.owner(scope, secret) if secret is not None else None
+        token = _session_token(scope) if secret is None and not _has_authorization(scope) else None
+        if secret is not None:
+            owner = await self.owners.owner(scope, secret)
+        elif token is not None:
+            owner = await self.owners.session_owner(scope, token)
+        else:
+            owner = None
         # Past its budget of failed authentications an address is refused whatever it sends
         # that fails to authenticate; a valid key still works, so one misbehaving client
         # behind a shared address cannot lock everyone else out.
@@ -269,7 +310,9 @@ class RateLimitMiddleware:
                     headers = failed.headers()
                     if secret is not None:
                         self.owners.forget(secret)  # (revoked, expired or deactivated since)
-                    if secret is not None and not failed.allowed:
+                    if token is not None:
+                        self.owners.forget_session(token)
+                    if (secret is not None or token is not None) and not failed.allowed:
                         refused = failed
                 if headers:
                     message["headers"] = [*message.get("headers", []), *headers]
@@ -311,3 +354,7 @@ def _with_headers(send: Send, verdict: Verdict, scope: Scope) -> Send:
         await send(message)
 
     return send_with_headers
+
+
+def _has_authorization(scope: Scope) -> bool:
+    return any(name == b"authorization" for name, _ in scope["headers"])

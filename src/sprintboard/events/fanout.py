@@ -12,6 +12,7 @@ while its loop goes on polling.
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Iterable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -28,8 +29,11 @@ takes the connection for dead (a half-open one raises nothing) and subscribes ag
 
 
 class RedisFanOut:
-    def __init__(self, url: str, prefix: str) -> None:
-        self.channel = f"{prefix}:deliveries-written"
+    """One channel, `<prefix>:<topic>`: `deliveries-written` (a bare nudge) or `events-written`
+    (which workspaces' change feeds grew, for the event streams: `events.stream`)."""
+
+    def __init__(self, url: str, prefix: str, topic: str = "deliveries-written") -> None:
+        self.channel = f"{prefix}:{topic}"
         self._publisher = Redis.from_url(
             url, socket_timeout=PUBLISH_TIMEOUT, socket_connect_timeout=PUBLISH_TIMEOUT
         )
@@ -37,45 +41,50 @@ class RedisFanOut:
             url, socket_connect_timeout=PUBLISH_TIMEOUT, socket_keepalive=True
         )
         self._publishing: asyncio.Task[None] | None = None
-        self._again = False
+        self._pending: set[str] = set()
         self._failing = False
 
-    def announce(self) -> None:
-        """Tell every instance that deliveries were written (called in the event loop; rings
-        that come while a publish is under way make one more publish, not one each)."""
+    def announce(self, names: Iterable[str] = ("1",)) -> None:
+        """Tell every instance that deliveries (events of the workspaces `names`) were written
+        (called in the event loop; rings that come while a publish is under way make one more
+        publish with all their names, not one each)."""
+        self._pending.update(names)
         if self._publishing is not None and not self._publishing.done():
-            self._again = True
             return
-        self._publishing = asyncio.create_task(self._publish(), name="announce deliveries")
+        self._publishing = asyncio.create_task(self._publish(), name=f"announce {self.channel}")
 
     async def _publish(self) -> None:
-        self._again = True
-        while self._again:
-            self._again = False
+        while self._pending:
+            message = ",".join(sorted(self._pending)).encode()
+            self._pending.clear()
             try:
-                await self._publisher.publish(self.channel, b"1")
+                await self._publisher.publish(self.channel, message)
             except (RedisError, OSError) as error:
                 if not self._failing:  # (once per outage, not once per commit)
-                    logger.warning("could not announce webhook deliveries on Redis: %r", error)
+                    logger.warning("could not announce on Redis (%s): %r", self.channel, error)
                 self._failing = True
                 return
             self._failing = False
 
     async def listen(self, wake: asyncio.Event) -> None:
-        """Set `wake` whenever an instance announces deliveries; runs until cancelled."""
+        """Set `wake` whenever an instance announces; runs until cancelled."""
+        await self.listen_to(lambda _names: wake.set())
+
+    async def listen_to(self, heard: Callable[[list[str]], None]) -> None:
+        """Call `heard` with the names of each announcement; runs until cancelled."""
         while True:
             try:
-                await self._listen_once(wake)
+                await self._listen_once(heard)
             except (RedisError, OSError) as error:
                 logger.warning(
-                    "lost Redis for webhook delivery announcements (%r); polling only, trying"
-                    " again in %.0f s",
+                    "lost Redis for announcements on %s (%r); polling only, trying again in %.0f s",
+                    self.channel,
                     error,
                     RECONNECT_AFTER,
                 )
                 await asyncio.sleep(RECONNECT_AFTER)
 
-    async def _listen_once(self, wake: asyncio.Event) -> None:
+    async def _listen_once(self, heard: Callable[[list[str]], None]) -> None:
         loop = asyncio.get_running_loop()
         async with self._subscriber.pubsub() as pubsub:
             await pubsub.subscribe(self.channel)
@@ -85,7 +94,7 @@ class RedisFanOut:
                 if message is not None:  # (a pong counts: the connection is alive)
                     heard_at = loop.time()
                     if message["type"] == "message":
-                        wake.set()
+                        heard(bytes(message["data"]).decode().split(","))
                 elif loop.time() - heard_at > 2 * HEARTBEAT:
                     raise ConnectionError("no answer from Redis to a ping")
                 else:

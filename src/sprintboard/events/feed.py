@@ -20,15 +20,21 @@ def list_events(
     """
     query = select(Event).where(Event.workspace_id == workspace_id)
     if after is not None:
-        cursor = session.scalar(
-            select(Event.seq).where(Event.id == after, Event.workspace_id == workspace_id)
-        )
-        if cursor is None:
-            raise InvalidRequest("after", "not_found", "after: no such event in this workspace.")
-        query = query.where(Event.seq > cursor)
+        query = query.where(Event.seq > cursor_seq(session, workspace_id=workspace_id, after=after))
     events = session.scalars(query.order_by(Event.seq).limit(limit)).all()
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     return events, total
+
+
+def cursor_seq(session: Session, *, workspace_id: str, after: str, field: str = "after") -> int:
+    """The position in the workspace's feed of the event `after` (400 `not_found` on `field`
+    when the workspace has no such event)."""
+    cursor = session.scalar(
+        select(Event.seq).where(Event.id == after, Event.workspace_id == workspace_id)
+    )
+    if cursor is None:
+        raise InvalidRequest(field, "not_found", f"{field}: no such event in this workspace.")
+    return cursor
 
 
 def item_activity(

@@ -1,8 +1,8 @@
 from typing import Annotated, Literal
 
-from fastapi import Body, Path, Query
-from starlette.requests import Request
-from starlette.responses import Response
+from fastapi import Body, Path, Query, Request
+from pydantic import Field
+from starlette.responses import Response, StreamingResponse
 
 from sprintboard.access import (
     Permission,
@@ -12,8 +12,8 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.events import feed, notifications, webhooks
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, authenticator_of
+from sprintboard.events import feed, notifications, stream, webhooks
 from sprintboard.events.schemas import (
     ActivityRead,
     DeliveryRead,
@@ -27,7 +27,7 @@ from sprintboard.events.schemas import (
     WebhookUpdate,
 )
 from sprintboard.responses import deleted, many, one
-from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+from sprintboard.schemas import DeletedRecord, Many, One, QueryModel, error_responses
 
 router = api_router()
 
@@ -60,6 +60,57 @@ async def list_events(
     access_workspace_id(session, caller, workspace_id)
     events, total = feed.list_events(session, workspace_id=workspace_id, after=after, limit=limit)
     return many([feed.event_json(e) for e in events], total)
+
+
+class StreamQuery(QueryModel):
+    workspace_id: str = Field(alias="workspaceId")
+    after: str | None = Field(
+        None,
+        description="Replay the events after this one first (the `Last-Event-ID` header, "
+        "which a reconnecting browser sends, wins); omit to get only new events.",
+    )
+
+
+@router.get(
+    "/events/stream",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "`text/event-stream`: for each event `id: <$id>`, `event: <type>` and "
+            "`data: <the event record as GET /events gives it>`; `: keep-alive` comments "
+            "while idle",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **error_responses(400, 404),
+    },
+    tags=["events"],
+    summary="The change feed of a workspace, live (Server-Sent Events)",
+)
+async def stream_events(
+    request: Request, session: SessionDep, caller: CallerDep, query: StreamQuery
+) -> Response:
+    """Replays the events after `Last-Event-ID` (or `after`) in commit order, then sends each
+    new one as it is committed, on any instance. The stream ends when the caller's key is
+    revoked or expires, their browser session ends, or they leave the workspace. Works with
+    the browser-session cookie, as `EventSource` sends it."""
+    access_workspace_id(session, caller, query.workspace_id)
+    last_event_id = request.headers.get("last-event-id")
+    after, field = (last_event_id, "Last-Event-ID") if last_event_id else (query.after, "after")
+    after_seq = (
+        stream.newest_seq(session, query.workspace_id)
+        if after is None
+        else feed.cursor_seq(session, workspace_id=query.workspace_id, after=after, field=field)
+    )
+    events = stream.event_stream(
+        stream.stream_hub_of(request.app.state),
+        workspace_id=query.workspace_id,
+        after_seq=after_seq,
+        authenticate=authenticator_of(request),
+        keepalive=request.app.state.settings.stream_keepalive,
+    )
+    return StreamingResponse(
+        events, media_type="text/event-stream", headers={"X-Accel-Buffering": "no"}
+    )
 
 
 @router.get(

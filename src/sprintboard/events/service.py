@@ -55,6 +55,7 @@ ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds
 
 _STAGED = "sprintboard.staged_events"
 _DELIVERIES = "sprintboard.deliveries_written"
+_WORKSPACES = "sprintboard.events_written"
 
 
 def record(
@@ -118,23 +119,24 @@ def _row(
 
 
 class Doorbell:
-    """Rung after each commit that wrote webhook deliveries, from whichever thread committed:
-    calls each listener in its own event loop, so that this process's delivery loops wake at
-    once instead of at their next poll (and, with Redis, tell the other instances)."""
+    """Rung after each commit that wrote webhook deliveries (or events), from whichever thread
+    committed: calls each listener in its own event loop, so that this process's delivery
+    loops (event streams) wake at once instead of at their next poll (and, with Redis, tell
+    the other instances). Whatever `ring` is given, each listener is called with."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._listeners: set[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = set()
+        self._listeners: set[tuple[asyncio.AbstractEventLoop, Callable[..., None]]] = set()
 
-    def ring(self) -> None:
+    def ring(self, *args: Any) -> None:
         with self._lock:
             listeners = list(self._listeners)
         for loop, listener in listeners:
             with contextlib.suppress(RuntimeError):  # (its loop has just closed)
-                loop.call_soon_threadsafe(listener)
+                loop.call_soon_threadsafe(listener, *args)
 
     @contextlib.contextmanager
-    def listening(self, listener: Callable[[], None]) -> Iterator[None]:
+    def listening(self, listener: Callable[..., None]) -> Iterator[None]:
         """`listener` is called, in the running loop, on each ring while the block runs."""
         entry = (asyncio.get_running_loop(), listener)
         with self._lock:
@@ -147,6 +149,8 @@ class Doorbell:
 
 
 DELIVERIES_WRITTEN = Doorbell()
+EVENTS_WRITTEN = Doorbell()
+"""Rung with the `frozenset` of workspaces whose change feed a commit added to."""
 
 
 def deliveries_written(session: Session) -> None:
@@ -170,6 +174,9 @@ def _before_commit(session: Session) -> None:
 def _after_commit(session: Session) -> None:
     if session.info.pop(_DELIVERIES, False):
         DELIVERIES_WRITTEN.ring()
+    workspaces = session.info.pop(_WORKSPACES, None)
+    if workspaces:
+        EVENTS_WRITTEN.ring(frozenset(workspaces))
 
 
 @sa_event.listens_for(Session, "after_transaction_end")
@@ -177,6 +184,7 @@ def _after_transaction_end(session: Session, transaction: SessionTransaction) ->
     if transaction.parent is None:
         session.info.pop(_STAGED, None)
         session.info.pop(_DELIVERIES, None)
+        session.info.pop(_WORKSPACES, None)
 
 
 def write_staged(session: Session) -> None:
@@ -210,6 +218,7 @@ def write_staged(session: Session) -> None:
     )
     if deliveries:
         session.info[_DELIVERIES] = True
+    session.info.setdefault(_WORKSPACES, set()).update(row["workspace_id"] for row in rows)
 
 
 @dataclass

@@ -1,16 +1,22 @@
 from typing import Annotated
+from urllib.parse import parse_qs
 
-from fastapi import Path
-from starlette.responses import Response
+from fastapi import Path, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.responses import RedirectResponse, Response
 
 from sprintboard.concurrency import IfMatch
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.identity import service
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, json_body
+from sprintboard.errors import InvalidRequest, Unauthenticated
+from sprintboard.identity import service, sessions
 from sprintboard.identity.schemas import (
     KeyCreate,
     KeyCreated,
     KeyRead,
     Me,
+    SessionCreate,
+    SessionRead,
     UserCreate,
     UserRead,
     UserUpdate,
@@ -18,7 +24,7 @@ from sprintboard.identity.schemas import (
     user_json,
 )
 from sprintboard.models import ApiKey
-from sprintboard.responses import deleted, many, one
+from sprintboard.responses import deleted, iso, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
 router = api_router(tags=["identity"])
@@ -168,3 +174,112 @@ async def revoke_key(
 ) -> Response:
     key = service.revoke_key(session, caller=caller, key_id=key_id, if_match=if_match)
     return deleted(key.id)
+
+
+_SIGN_IN_FORM = "application/x-www-form-urlencoded"
+
+
+@router.post(
+    "/sessions",
+    status_code=201,
+    response_model=One[SessionRead],
+    responses={
+        **error_responses(400, 401, 403),
+        303: {"description": "Signed in from the HTML form: on to the board (`Location`)"},
+    },
+    summary="Sign a browser in: exchange an API key for a session cookie",
+    openapi_extra={
+        "security": [],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": SessionCreate.model_json_schema(by_alias=True)},
+                _SIGN_IN_FORM: {"schema": SessionCreate.model_json_schema(by_alias=True)},
+            },
+        },
+    },
+)
+async def open_session(request: Request, session: SessionDep) -> Response:
+    """Sets the `sb_session` cookie (`HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` over
+    HTTPS); the key itself is never echoed or kept by the browser. The session acts with the
+    key's permissions and workspace restriction, and ends when the key is revoked or expires,
+    after 12 hours without use, or with `DELETE /sessions/current`.
+
+    Requests authenticated by the cookie (sent without `Authorization`) that change something
+    must carry the service's own `Origin` or one of `SPRINTBOARD_CORS_ORIGINS`, else 403 with
+    `details.reason` `csrf`; so must this call when it carries an `Origin` at all (a script
+    sends none). The board's HTML sign-in form posts here as `application/x-www-form-urlencoded`
+    (before any script runs): that answers 303 to `/` once signed in, or to `/?signin=failed`
+    for a key that does not authenticate."""
+    sessions.check_origin(request, required=False)
+    if _is_form(request):
+        form = _form(await request.body())
+        try:
+            opened, token, caller = sessions.open_session(session, secret=form.key)
+        except Unauthenticated:  # (raised before anything is written)
+            return RedirectResponse("/?signin=failed", status_code=303)
+        response: Response = RedirectResponse("/", status_code=303)
+    else:
+        body = await json_body(request, SessionCreate)
+        opened, token, caller = sessions.open_session(session, secret=body.key)
+        user = service.get_user(session, caller.user_id)
+        key = session.get(ApiKey, caller.key_id)
+        assert key is not None
+        created = iso(opened.created_at)
+        record = {
+            "$id": opened.id,
+            "user": user_json(user),
+            "key": key_json(key),
+            "expiresAt": iso(opened.last_used_at + sessions.IDLE_TIMEOUT),
+            "$createdAt": created,
+            "$updatedAt": created,
+        }
+        response = one(record, status=201)
+    response.set_cookie(
+        sessions.COOKIE,
+        token,
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+def _is_form(request: Request) -> bool:
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return media_type == _SIGN_IN_FORM
+
+
+def _form(body: bytes) -> SessionCreate:
+    """The form's fields, validated as the JSON body is (400 for a missing or extra field)."""
+    try:
+        fields = parse_qs(body.decode(), keep_blank_values=True, max_num_fields=10)
+        return SessionCreate.model_validate({name: values[0] for name, values in fields.items()})
+    except ValidationError as error:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+        ) from None
+    except ValueError:  # (not UTF-8, too many fields)
+        raise InvalidRequest("body", "invalid_format", "body: not a sign-in form.") from None
+
+
+@router.delete(
+    "/sessions/current",
+    response_model=One[DeletedRecord],
+    responses=error_responses(403, 404),
+    summary="Sign this browser out",
+)
+async def close_session(request: Request, session: SessionDep, caller: CallerDep) -> Response:
+    """Ends the session of the `sb_session` cookie and clears the cookie; a call made with an
+    API key has no session (404)."""
+    session_id = sessions.end_session(session, caller=caller)
+    response = deleted(session_id)
+    response.delete_cookie(
+        sessions.COOKIE,
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+    return response

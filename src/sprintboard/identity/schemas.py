@@ -99,3 +99,20 @@ def key_json(key: ApiKey) -> dict[str, Any]:
         "$createdAt": iso(key.created_at),
         "$updatedAt": iso(key.updated_at),
     }
+
+
+class SessionCreate(RequestModel):
+    key: Annotated[str, Field(min_length=1, max_length=256)] = Field(
+        description="An API key (`sb_...`); the session acts with its permissions."
+    )
+
+
+class SessionRead(Timestamps):
+    id: str = Field(alias="$id")
+    user: UserRead
+    key: KeyRead = Field(description="The key the session acts as (never its secret).")
+    expires_at: datetime = Field(
+        alias="expiresAt",
+        description="When the session ends unless used before: each use moves this on to 12 "
+        "hours later (it also ends with its key).",
+    )

@@ -1,0 +1,189 @@
+"""Browser sessions (contract §13): an API key exchanged for the `sb_session` cookie.
+
+The cookie holds a random token; the database holds only its SHA-256, the key it was opened
+with and when it was last used, so every instance knows every session. A session acts as its
+key (permissions, workspace restriction) and ends with it: when the key is revoked or
+expires, after `IDLE_TIMEOUT` without use, or when signed out.
+"""
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+from starlette.requests import Request
+
+from sprintboard.access import Caller
+from sprintboard.errors import CrossSiteRefused, NotFound, Unauthenticated
+from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate
+from sprintboard.models import BrowserSession, utcnow
+from sprintboard.sql import raw
+
+COOKIE = "sb_session"
+IDLE_TIMEOUT = timedelta(hours=12)
+TOKEN_PREFIX = "sbs_"
+_TOKEN = re.compile(r"^sbs_[A-Za-z0-9_-]{43}$")
+
+
+def hash_token(token: str) -> str:
+    """SHA-256: the token carries 256 random bits, so there is nothing to brute-force."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str, Caller]:
+    """A new session for the key `secret` (401 if it does not authenticate), its token (for
+    the cookie only) and the caller it acts as. Sessions idle for too long are purged here."""
+    caller = authenticate(session, secret)
+    now = utcnow()
+    session.execute(delete(BrowserSession).where(BrowserSession.last_used_at < now - IDLE_TIMEOUT))
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    browser_session = BrowserSession(
+        token_hash=hash_token(token),
+        api_key_id=caller.key_id,
+        user_id=caller.user_id,
+        created_at=now,
+        last_used_at=now,
+    )
+    session.add(browser_session)
+    session.flush()
+    return browser_session, token, _as_session(caller, browser_session.id)
+
+
+def _as_session(caller: Caller, session_id: str) -> Caller:
+    return Caller(
+        user_id=caller.user_id,
+        name=caller.name,
+        email=caller.email,
+        is_org_admin=caller.is_org_admin,
+        key_id=caller.key_id,
+        key_permissions=caller.key_permissions,
+        key_workspace_id=caller.key_workspace_id,
+        session_id=session_id,
+    )
+
+
+_AUTHENTICATE = """
+SELECT s.id, s.token_hash, s.last_used_at, k.id, k.permissions, k.workspace_id, k.expires_at,
+       k.last_used_at, k.revoked_at, u.id, u.name, u.email, u.is_org_admin
+FROM browser_sessions s
+JOIN api_keys k ON k.id = s.api_key_id
+JOIN users u ON u.id = k.user_id
+WHERE s.token_hash = :token_hash AND u.active
+"""
+
+_OWNER = """
+SELECT k.user_id
+FROM browser_sessions s
+JOIN api_keys k ON k.id = s.api_key_id
+JOIN users u ON u.id = k.user_id
+WHERE s.token_hash = :token_hash AND k.revoked_at IS NULL AND u.active
+"""
+
+
+def well_formed(token: str) -> bool:
+    return _TOKEN.match(token) is not None
+
+
+def session_owner(session: Session, token_hash: str) -> str | None:
+    """The user a session acts for, if it may still act (the rate budget it draws on); the
+    route checks the rest (idle time, the key's expiry)."""
+    row = raw(session).row(_OWNER, {"token_hash": token_hash})
+    return None if row is None else str(row[0])
+
+
+def authenticate_session(session: Session, token: str) -> Caller:
+    """The caller behind a session cookie (401 for an unknown, idle or ended session, or one
+    whose key was revoked or has expired). Runs on every browser request, hence plain SQL."""
+    if not well_formed(token):
+        raise Unauthenticated("The browser session is not valid; sign in again.")
+    token_hash = hash_token(token)
+    db = raw(session)
+    row = db.row(_AUTHENTICATE, {"token_hash": token_hash})
+    if row is None or not hmac.compare_digest(row[1], token_hash):
+        raise Unauthenticated("The browser session is not valid; sign in again.")
+    codec = db.codec
+    session_id, _, session_used, key_id, permissions, workspace_id = row[:6]
+    expires_at, key_used, revoked_at = row[6:9]
+    now = utcnow()
+    if revoked_at is not None:
+        raise Unauthenticated("The API key of this browser session has been revoked.")
+    expires = codec.moment(expires_at)
+    if expires is not None and expires <= now:
+        raise Unauthenticated("The API key of this browser session has expired.")
+    session_last_used = codec.moment(session_used)
+    assert session_last_used is not None
+    if now - session_last_used >= IDLE_TIMEOUT:
+        raise Unauthenticated("The browser session has ended after 12 hours without use.")
+    if now - session_last_used >= LAST_USED_RESOLUTION:
+        db.execute(
+            "UPDATE browser_sessions SET last_used_at = :now WHERE id = :id",
+            {"now": codec.param(now), "id": session_id},
+        )
+    key_last_used = codec.moment(key_used)
+    if key_last_used is None or now - key_last_used >= LAST_USED_RESOLUTION:
+        db.execute(
+            "UPDATE api_keys SET last_used_at = :now WHERE id = :id",
+            {"now": codec.param(now), "id": key_id},
+        )
+    permissions = codec.json(permissions)
+    return Caller(
+        user_id=row[9],
+        name=row[10],
+        email=row[11],
+        is_org_admin=codec.bool(row[12]),
+        key_id=key_id,
+        key_permissions=frozenset(permissions) if permissions is not None else None,
+        key_workspace_id=workspace_id,
+        session_id=session_id,
+    )
+
+
+def end_session(session: Session, *, caller: Caller) -> str:
+    """Sign the caller's browser session out; its `$id`. A call made with a key has no
+    session to end (404)."""
+    if caller.session_id is None:
+        raise NotFound("Browser session")
+    session.execute(delete(BrowserSession).where(BrowserSession.id == caller.session_id))
+    return caller.session_id
+
+
+def check_origin(request: Request, *, required: bool) -> None:
+    """403 `csrf` unless the request's `Origin` is the service's own (the scheme, host and
+    port it was addressed by) or one of `SPRINTBOARD_CORS_ORIGINS`. Browsers send `Origin`
+    with every POST, PATCH and DELETE, so a change made with the cookie must carry one
+    (`required`); signing in checks it only when sent (scripts send none), which stops
+    another site from signing a browser in to an account of its choosing."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        if required:
+            raise CrossSiteRefused(None)
+        return
+    seen = _normalized(origin)
+    if seen is not None:
+        own = _normalized(f"{request.url.scheme}://{request.headers.get('host', '')}")
+        if seen == own:
+            return
+        settings = request.app.state.settings
+        if seen in {_normalized(allowed) for allowed in settings.cors_origins}:
+            return
+    raise CrossSiteRefused(origin)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _normalized(origin: str) -> tuple[str, str, int] | None:
+    """`(scheme, host, port)` of an origin, or None for one that names no site (`null`)."""
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]

@@ -1,0 +1,242 @@
+"""The board as a person uses it: sign in, see the sprint, move cards, see others' moves."""
+
+import re
+import time
+import uuid
+
+import httpx
+from playwright.sync_api import Browser, Page, Route, expect
+
+from tests.browser.conftest import Board, open_signed_in, screenshot, sign_in
+
+
+def board_path(board: Board) -> str:
+    return f"/projects/{board.project['$id']}/board"
+
+
+def card(page: Page, key: str):  # type: ignore[no-untyped-def]
+    return page.locator(f'[data-key="{key}"]')
+
+
+def column(page: Page, status: str):  # type: ignore[no-untyped-def]
+    return page.locator(f'.column[data-status="{status}"]')
+
+
+def test_the_sign_in_form_is_in_the_page_before_any_script(base_url: str) -> None:
+    html = httpx.get(f"{base_url}/").text
+    assert re.search(r"<form[^>]*>", html)
+    assert re.search(r'<input[^>]*name="key"', html)
+    assert re.search(r'<button[^>]*type="submit"', html)
+
+
+def test_sign_in_shows_the_projects_and_sign_out_ends_the_session(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    sign_in(page, admin_key)
+    expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
+    expect(page.get_by_role("link", name="Web App board").first).to_be_visible()
+    assert "sb_" not in page.evaluate("JSON.stringify({...localStorage, ...sessionStorage})")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.locator("input[name=key]")).to_be_visible()
+    assert page.request.get("/api/v1/me").status == 401
+
+
+def test_a_wrong_key_is_refused_with_a_message(page: Page, board: Board) -> None:
+    page.goto("/")
+    page.locator("input[name=key]").fill("sb_not_a_real_key")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#signin-error")).to_contain_text("not accepted")
+
+
+def test_cards_sit_in_the_columns_of_their_status(page: Page, board: Board, admin_key: str) -> None:
+    open_signed_in(page, admin_key, board_path(board))
+    for title, item in board.items.items():
+        if item["sprintId"] is None:
+            expect(card(page, item["key"])).to_have_count(0)
+            continue
+        expect(column(page, item["status"]).locator(f'[data-key="{item["key"]}"]')).to_be_visible()
+        assert title in card(page, item["key"]).inner_text()
+    # The hooks are unique: one element per status, one per card.
+    expect(page.locator("[data-status]")).to_have_count(5)
+    expect(page.locator("[data-key]")).to_have_count(4)
+    expect(page.get_by_role("heading", name="Sprint 1")).to_be_visible()
+    expect(page.get_by_text("Ship the board")).to_be_visible()
+    # Counts and point sums per column: TODO holds 3 + 0 points in two cards.
+    expect(column(page, "TODO").locator(".column-meta")).to_contain_text("2 · 3 pts")
+    expect(card(page, board.items["Design the schema"]["key"])).to_contain_text("flagged")
+    screenshot(page, "board.png")
+
+
+def test_dragging_a_card_to_another_column_is_saved(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    key = board.items["Write the login page"]["key"]
+    open_signed_in(page, admin_key, board_path(board))
+    # Onto the column itself, by its hook, as any script would.
+    card(page, key).drag_to(page.locator('[data-status="IN_REVIEW"]'))
+    expect(column(page, "IN_REVIEW").locator(f'[data-key="{key}"]')).to_be_visible()
+    expect(page.locator("#toast")).to_contain_text(f"{key} moved to In review")
+    assert board.item(key)["status"] == "IN_REVIEW"
+
+
+def test_a_refused_move_is_undone_and_explained(page: Page, board: Board) -> None:
+    # A VIEWER may look but not move: the server refuses the bulk update with a 403.
+    email = f"vic-{uuid.uuid4().hex[:8]}@example.com"
+    viewer = board.api.post("/users", json={"name": "Vic Viewer", "email": email}).json()["data"]
+    key = board.api.post(f"/users/{viewer['$id']}/keys", json={"name": "browser"}).json()["data"][
+        "key"
+    ]
+    board.api.post(
+        f"/workspaces/{board.workspace['$id']}/members",
+        json={"userId": viewer["$id"], "role": "VIEWER"},
+    ).raise_for_status()
+    item = board.items["Write the login page"]["key"]
+    open_signed_in(page, key, board_path(board))
+    card(page, item).drag_to(column(page, "DONE").locator(".cards"))
+    expect(page.locator("#alert")).to_contain_text("refused and undone")
+    expect(column(page, "TODO").locator(f'[data-key="{item}"]')).to_be_visible()
+    assert board.item(item)["status"] == "TODO"
+
+
+def test_another_person_sees_a_move_within_seconds(
+    browser: Browser, base_url: str, board: Board, admin_key: str
+) -> None:
+    key = board.items["Fix the crash on save"]["key"]
+    contexts = [browser.new_context(base_url=base_url) for _ in range(2)]
+    try:
+        mover, watcher = (c.new_page() for c in contexts)
+        sign_in(mover, admin_key, board_path(board))
+        sign_in(watcher, admin_key, board_path(board))
+        expect(column(watcher, "TODO").locator(f'[data-key="{key}"]')).to_be_visible()
+        mover.wait_for_function("document.body.dataset.live")
+        watcher.wait_for_function("document.body.dataset.live")
+        # Over the event stream (contract §12), not the feed the board polls without one.
+        assert watcher.evaluate("document.body.dataset.live") == "stream"
+        card(mover, key).drag_to(column(mover, "IN_PROGRESS").locator(".cards"))
+        expect(column(watcher, "IN_PROGRESS").locator(f'[data-key="{key}"]')).to_be_visible(
+            timeout=5_000
+        )
+        # And a change made through the API by anyone shows up too.
+        board.api.patch(f"/tasks/{key}", json={"status": "DONE"}).raise_for_status()
+        expect(column(watcher, "DONE").locator(f'[data-key="{key}"]')).to_be_visible(timeout=5_000)
+    finally:
+        for made in contexts:
+            made.close()
+
+
+def test_keyboard_only_move(page: Page, board: Board, admin_key: str) -> None:
+    key = board.items["Write the login page"]["key"]
+    open_signed_in(page, admin_key, board_path(board))
+    card(page, key).focus()
+    page.keyboard.press("Shift+ArrowRight")
+    expect(column(page, "IN_PROGRESS").locator(f'[data-key="{key}"]')).to_be_visible()
+    expect(card(page, key)).to_be_focused()
+    page.keyboard.press("Shift+ArrowRight")
+    expect(column(page, "IN_REVIEW").locator(f'[data-key="{key}"]')).to_be_visible()
+    assert _eventually(board, key, "IN_REVIEW")
+    # Enter opens the card's drawer; Escape closes it.
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
+
+def _eventually(board: Board, key: str, status: str) -> bool:
+    """The API answers `status` for the item within a few seconds (a move is sent after the
+    board has already shown it)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if board.item(key)["status"] == status:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_filters_narrow_the_cards(page: Page, board: Board, admin_key: str) -> None:
+    open_signed_in(page, admin_key, board_path(board))
+    bug = board.items["Fix the crash on save"]["key"]
+    login = board.items["Write the login page"]["key"]
+    page.get_by_label("Type").select_option("BUG")
+    expect(card(page, bug)).to_be_visible()
+    expect(card(page, login)).to_have_count(0)
+    page.get_by_label("Type").select_option("")
+    page.get_by_label("Text").fill("login")
+    expect(card(page, login)).to_be_visible()
+    expect(card(page, bug)).to_have_count(0)
+
+
+def test_completing_a_sprint_carries_unfinished_items_to_the_chosen_sprint(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    following = board.create_sprint("Sprint 2")
+    open_signed_in(page, admin_key, board_path(board))
+    page.get_by_role("button", name="Complete sprint").click()
+    dialog = page.get_by_role("dialog", name="Complete Sprint 1")
+    expect(dialog).to_contain_text("3 items are not done")
+    dialog.get_by_label("Move unfinished items to").select_option(label="Sprint 2")
+    dialog.get_by_role("button", name="Complete sprint").click()
+    expect(page.locator("#toast")).to_contain_text("3 unfinished items moved to Sprint 2")
+    expect(page.get_by_role("heading", name="No active sprint")).to_be_visible()
+    for title in ["Write the login page", "Fix the crash on save", "Design the schema"]:
+        assert board.item(board.items[title]["key"])["sprintId"] == following["$id"]
+    assert board.item(board.items["Set up CI"]["key"])["sprintId"] == board.sprint["$id"]
+    # The planned sprint can be started from the board.
+    page.get_by_role("button", name="Start Sprint 2").click()
+    expect(page.get_by_role("heading", name="Sprint 2")).to_be_visible()
+    expect(column(page, "TODO").locator(".card")).to_have_count(2)
+
+
+def test_a_cross_origin_write_with_the_session_cookie_is_refused(
+    page: Page, board: Board, admin_key: str, base_url: str
+) -> None:
+    open_signed_in(page, admin_key, board_path(board))
+    key = board.items["Set up CI"]["key"]
+    refused = page.request.patch(
+        f"/api/v1/tasks/{key}",
+        data={"status": "TODO"},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert refused.status == 403
+    assert refused.json()["error"]["details"]["reason"] == "csrf"
+    assert board.item(key)["status"] == "DONE"
+    allowed = page.request.patch(
+        f"/api/v1/tasks/{key}", data={"status": "TODO"}, headers={"Origin": base_url}
+    )
+    assert allowed.status == 200
+
+
+def test_quick_moves_never_jump_back_on_their_own_echo(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    key = board.items["Write the login page"]["key"]
+    open_signed_in(page, admin_key, board_path(board))
+    page.wait_for_function("document.body.dataset.live === 'stream'")
+    # Every column the card is drawn in, in order, as the board redraws.
+    page.evaluate(
+        """key => {
+            window.seen = [];
+            new MutationObserver(() => {
+                const card = document.querySelector(`[data-key="${key}"]`);
+                const status = card && card.closest('.column').dataset.status;
+                const last = window.seen[window.seen.length - 1];
+                if (status && last !== status) window.seen.push(status);
+            }).observe(document.querySelector('.columns'), {childList: true, subtree: true});
+        }""",
+        key,
+    )
+
+    def answer_late(route: Route) -> None:
+        # The server has the move (and sends its event) before the board has the answer.
+        response = route.fetch()
+        time.sleep(0.7)
+        route.fulfill(response=response)
+
+    page.route("**/api/v1/tasks/bulk-update", answer_late)
+    card(page, key).focus()
+    for _ in range(3):
+        page.keyboard.press("Shift+ArrowRight")
+    expect(column(page, "DONE").locator(f'[data-key="{key}"]')).to_be_visible()
+    assert _eventually(board, key, "DONE")
+    time.sleep(1.5)  # room for the three moves' own events to come back over the stream
+    assert page.evaluate("window.seen") == ["IN_PROGRESS", "IN_REVIEW", "DONE"]
+    expect(column(page, "DONE").locator(f'[data-key="{key}"]')).to_be_visible()

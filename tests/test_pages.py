@@ -1,0 +1,108 @@
+"""The board's pages and files (contract §13), served beside the API without being part of it."""
+
+import pytest
+
+from tests.factories import API, Api
+
+PAGES = ["/", "/projects/abc/board", "/projects/abc/backlog", "/tasks/WEB-12"]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_the_app_and_its_deep_links_answer_the_html_with_the_sign_in_form(
+    api: Api, path: str
+) -> None:
+    response = api.client.get(path)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    html = response.text
+    assert "<form" in html
+    assert 'name="key"' in html
+    assert 'type="submit"' in html or "<button" in html
+    assert response.headers["cache-control"] == "no-cache"
+    assert response.headers["x-frame-options"] == "DENY"
+    assert api.client.head(path).status_code == 200
+
+
+def test_the_html_is_the_same_with_a_session(admin: Api) -> None:
+    assert admin.key is not None
+    assert admin.client.post(f"{API}/sessions", json={"key": admin.key}).status_code == 201
+    assert "sb_session" in admin.client.cookies
+    signed_in = admin.client.get("/projects/x/board")
+    admin.client.cookies.clear()
+    assert signed_in.status_code == 200
+    assert signed_in.text == admin.client.get("/projects/x/board").text
+
+
+def test_static_files_have_their_types_and_revalidate(api: Api) -> None:
+    script = api.client.get("/static/app.js")
+    assert script.status_code == 200
+    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert script.headers["cache-control"] == "no-cache"
+    assert script.headers["x-content-type-options"] == "nosniff"
+    etag = script.headers["etag"]
+    again = api.client.get("/static/app.js", headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.content == b""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/nope.js",
+        "/static/../pages.py",
+        "/static/%2e%2e/pages.py",
+        "/static/..%2fpages.py",
+        "/static/.hidden",
+        "/static/",
+        "/static/index.html/x.js",
+        "/static/app.py",
+        "/projects/abc/board/more",
+        "/tasks",
+    ],
+)
+def test_nothing_else_is_served_and_misses_are_the_json_404(api: Api, path: str) -> None:
+    response = api.client.get(path)
+    assert response.status_code == 404, path
+    assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_pages_stay_out_of_the_api_and_its_document(api: Api) -> None:
+    response = api.client.get(f"{API}/projects/abc/board")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"
+    assert api.client.post("/", json={}).status_code in (404, 405)
+    paths = api.client.get(f"{API}/openapi.json").json()["paths"]
+    assert not [p for p in paths if not p.startswith((API, "/healthz", "/readyz"))]
+
+
+@pytest.mark.parametrize(
+    "raw_path", ["/static/../pages.py", "/static/../../pyproject.toml", "/static/a/../../app.py"]
+)
+def test_no_path_leaves_the_web_folder(app, raw_path: str) -> None:  # type: ignore[no-untyped-def]
+    """As a server hands it over, unnormalized (an HTTP client would fold the dots away)."""
+    import asyncio
+
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": raw_path,
+        "raw_path": raw_path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"testserver")],
+        "scheme": "http",
+        "server": ("testserver", 80),
+        "client": ("127.0.0.1", 1),
+        "http_version": "1.1",
+        "asgi": {"version": "3.0"},
+    }
+    asyncio.run(app.router(scope, receive, send))
+    assert sent[0]["status"] == 404
