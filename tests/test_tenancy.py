@@ -34,6 +34,9 @@ EXEMPT: dict[str, str] = {
     f"{API}/notifications": "the caller's own inbox",
     f"{API}/notifications/read-all": "the caller's own inbox",
     f"{API}/notifications/{{id}}/read": "the caller's own inbox",
+    f"{API}/sessions": "exchanges the caller's own key for a browser session",
+    f"{API}/sessions/current": "the caller's own browser session",
+    f"{API}/events/stream": "an endless stream; its 404 for non-members is in test_stream",
 }
 
 # What a path parameter names, by (path prefix, parameter); prefix "" matches any path.
