@@ -245,7 +245,7 @@ def test_a_500_rolls_back_the_request(admin: Api, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(workspace_service, "create_workspace", create_then_fail)
     assert_error(admin.post("/workspaces", {"name": "Ghost"}), 500, "INTERNAL")
     monkeypatch.undo()
-    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0, "nextCursor": None}
 
 
 def test_failing_commit_is_an_error_not_a_200(admin: Api, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,7 +264,7 @@ def test_failing_commit_is_an_error_not_a_200(admin: Api, monkeypatch: pytest.Mo
     details = assert_error(response, 500, "INTERNAL")
     assert details["requestId"] == response.headers["x-request-id"]
     monkeypatch.undo()
-    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0, "nextCursor": None}
 
 
 def test_security_headers_on_responses(admin: Api) -> None:

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
 from sprintboard.db import Database
-from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
+from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS, operation_id
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
 from sprintboard.events.router import router as events_router
@@ -174,6 +174,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         redoc_url=None,
         default_response_class=JSONResponse,
         redirect_slashes=False,
+        generate_unique_id_function=operation_id,
         lifespan=lifespan,
         telemetry=None
         if settings.opentelemetry
@@ -244,12 +245,12 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
 
 def _add_health_routes(app: FastAPI) -> None:
     @app.get("/healthz", tags=["health"], include_in_schema=True)
-    async def healthz() -> dict[str, str]:
+    async def check_health() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok"}
 
     @app.get("/readyz", tags=["health"], responses={503: {"description": "Database unreachable"}})
-    async def readyz() -> JSONResponse:
+    async def check_readiness() -> JSONResponse:
         """The database answers."""
         database: Database = app.state.database
         try:

@@ -55,7 +55,7 @@ async def create_user(body: UserCreate, session: SessionDep, caller: CallerDep) 
 async def list_users(session: SessionDep, caller: CallerDep, page: PageDep) -> Response:
     caller.require_org_admin()
     users, total = service.list_users(session, limit=page.limit, offset=page.offset)
-    return many([user_json(u) for u in users], total)
+    return many([user_json(u) for u in users], total, page)
 
 
 @router.post(
@@ -105,7 +105,7 @@ async def list_keys(session: SessionDep, caller: CallerDep, page: PageDep) -> Re
     keys, total = service.list_keys(
         session, user_id=caller.user_id, limit=page.limit, offset=page.offset
     )
-    return many([key_json(k) for k in keys], total)
+    return many([key_json(k) for k in keys], total, page)
 
 
 @router.delete(

@@ -70,7 +70,7 @@ async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDe
         limit=query.limit,
         offset=query.offset,
     )
-    return many(sprints, total)
+    return many(sprints, total, query)
 
 
 @router.post(

@@ -7,6 +7,7 @@ from starlette.responses import Response
 from sprintboard.access import (
     Permission,
     access_comment,
+    access_project,
     access_work_item,
     access_workspace_id,
     lock_sprints_moved_to,
@@ -18,6 +19,7 @@ from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
 from sprintboard.workitems import reads, service
+from sprintboard.workitems.ordering import parse_sort
 from sprintboard.workitems.schemas import (
     BulkUpdate,
     CommentCreate,
@@ -54,8 +56,23 @@ def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response
     summary="List work items",
 )
 async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -> Response:
-    """Ordered by `position`, then `$createdAt`; each item embeds `project` and `assignees`."""
-    access_workspace_id(session, caller, query.workspace_id)
+    """Ordered by `sort` (default `position`), then `position`, then `$id`; each item embeds
+    `project` and `assignees`. `nextCursor` continues the list in that order: items created
+    or deleted meanwhile never make a page repeat or skip one.
+
+    Rules the document cannot state: `workspaceId` or `projectId` is required (with both, the
+    project is looked for in that workspace); `sort` names each field once; `status`,
+    `priority` (comma-separated) take only their listed values; a `cursor` continues only the
+    list with the same filters and order that made it.
+    """
+    workspace_id = query.workspace_id
+    if workspace_id is None:
+        if query.project_id is None:
+            raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
+        project, _ = access_project(session, caller, query.project_id)
+        workspace_id = project.workspace_id
+    else:
+        access_workspace_id(session, caller, workspace_id)
     filters = reads.TaskFilters(
         project_id=query.project_id,
         sprint_id=query.sprint_id,
@@ -69,15 +86,20 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         due_after=query.due_after,
         flagged=query.flagged,
         search=query.search or None,
+        updated_since=query.updated_since,
     )
-    items, total = reads.list_items(
+    order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite)
+    page = reads.list_items(
         session,
-        workspace_id=query.workspace_id,
+        workspace_id=workspace_id,
         filters=filters,
         limit=query.limit,
         offset=query.offset,
+        order=order,
+        after=query.resume_after(),
     )
-    return many(items, total)
+    next_cursor = query.next_keyset_cursor(page.last_keys)
+    return many(page.items, page.total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -199,7 +221,7 @@ async def list_comments(
     comments, total = reads.read_comments(
         raw(session), item.id, limit=page.limit, offset=page.offset
     )
-    return many(comments, total)
+    return many(comments, total, page)
 
 
 @router.post(
@@ -246,7 +268,7 @@ async def list_time_logs(
 ) -> Response:
     item, _ = access_work_item(session, caller, ref)
     logs, total = reads.read_time_logs(raw(session), item.id, limit=page.limit, offset=page.offset)
-    return many(logs, total)
+    return many(logs, total, page)
 
 
 @router.post(

@@ -5,6 +5,7 @@ from pydantic import BaseModel, Field
 
 from sprintboard.schemas import (
     DateIn,
+    DateTimeIn,
     LongText,
     Name,
     PageQuery,
@@ -13,6 +14,7 @@ from sprintboard.schemas import (
     Timestamps,
     at_most,
 )
+from sprintboard.workitems.ordering import SORT_FIELDS
 
 Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
 Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
@@ -155,17 +157,28 @@ class TaskDetail(TaskRead):
 
 
 class TaskQuery(PageQuery):
-    """The filters of `GET /tasks`."""
+    """The filters and order of `GET /tasks`."""
 
-    workspace_id: str = Field(alias="workspaceId", min_length=1)
-    project_id: str | None = Field(None, alias="projectId")
+    keyset = True
+
+    workspace_id: str | None = Field(
+        None, alias="workspaceId", min_length=1, description="This or `projectId` is required."
+    )
+    project_id: str | None = Field(
+        None,
+        alias="projectId",
+        min_length=1,
+        description="This or `workspaceId` is required (alone, the workspace is the project's).",
+    )
     sprint_id: str | None = Field(
         None, alias="sprintId", description="A sprint's `$id`, or `none`: backlog."
     )
     status: str | None = Field(None, description="Comma-separated statuses.")
     priority: str | None = Field(None, description="Comma-separated priorities.")
     type: str | None = Field(None, description="Comma-separated types.")
-    assignee_id: str | None = Field(None, alias="assigneeId")
+    assignee_id: str | None = Field(
+        None, alias="assigneeId", description="A user's `$id`, or `none`: unassigned items."
+    )
     labels: str | None = Field(None, description="Comma-separated; an item must carry all of them.")
     due_date: DateIn | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
     due_before: DateIn | None = Field(
@@ -176,7 +189,18 @@ class TaskQuery(PageQuery):
     )
     flagged: bool | None = None
     search: str | None = Field(
-        None, max_length=255, description="Case-insensitive, in title and key."
+        None, max_length=255, description="Case-insensitive, in title, key and description."
+    )
+    updated_since: DateTimeIn | None = Field(
+        None, alias="updatedSince", description="Only items changed at or after this moment."
+    )
+    sort: str | None = Field(
+        None,
+        max_length=200,
+        description="Comma-separated fields, `-` for descending: "
+        + ", ".join(f"`{f}`" for f in SORT_FIELDS)
+        + " (default `position`). Ties go to `position`, then `$id`; empty due dates and "
+        "points come last both ways; `-priority` puts URGENT first.",
     )
 
 
