@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS, operation_id
+from sprintboard.docs import add_docs_routes
 from sprintboard.errors import error_response, install_error_handlers
 from sprintboard.events.delivery import run_worker
 from sprintboard.events.router import router as events_router
@@ -170,7 +171,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         version="1.0.0",
         summary="Workspaces, projects, sprints and work items over a JSON REST API.",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # (our own: `docs.add_docs_routes`, with the assets served here)
         redoc_url=None,
         default_response_class=JSONResponse,
         redirect_slashes=False,
@@ -188,6 +189,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         # against plain routes instead of walking nested routers (~300 µs a request).
         app.router.routes.extend(router.routes)
     _add_health_routes(app)
+    add_docs_routes(app, openapi_url=f"{API_PREFIX}/openapi.json")
     app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
     configure_logging(settings.log_level)
