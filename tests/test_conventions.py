@@ -221,3 +221,9 @@ def test_unassigned_updated_since_and_search_in_descriptions(board: Board) -> No
         "updatedSince",
         "invalid_format",
     )
+
+
+def test_error_messages_name_the_field_once(board: Board) -> None:
+    response = board.api.post("/tasks", board.body(sprintId="a\x00b"))
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == "sprintId: must not contain U+0000."

@@ -192,7 +192,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     add_docs_routes(app, openapi_url=f"{API_PREFIX}/openapi.json")
     app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     app.build_middleware_stack = lambda: _middleware_stack(app, settings)  # type: ignore[method-assign]
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -1,7 +1,7 @@
 """Settings, read from SPRINTBOARD_* environment variables (and an optional .env file)."""
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     rate_limit_prefix: str = "sprintboard"
     """Namespace of the rate-limit counters in Redis: instances that share it share a budget."""
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] | None = None
+    """`text` (one readable line per record) or `json` (one object per line); unset: text
+    when standard error is a terminal, JSON otherwise (a log collector)."""
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
     deliver_events: bool = True
