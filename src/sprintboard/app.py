@@ -37,6 +37,7 @@ from sprintboard.projects.router import router as projects_router
 from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
 from sprintboard.routing import RouteIndex
+from sprintboard.schemas import state_string_rules_of
 from sprintboard.sprints.router import router as sprints_router
 from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
@@ -283,11 +284,33 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             if path.startswith(f"{API_PREFIX}/") and path != app.openapi_url:
                 operation["security"] = [{"HTTPBearer": []}]
                 _document_cross_cutting_responses(method, operation)
+                _name_cursor_rule(operation)
+                for parameter in operation.get("parameters", ()):
+                    if parameter["in"] == "query":  # (no U+0000 in any: guards.py)
+                        state_string_rules_of(parameter["schema"])
     schema.setdefault("components", {})["securitySchemes"] = {"HTTPBearer": BEARER_SCHEME}
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
     app.openapi_schema = schema
     return schema
+
+
+UNSTATED_RULES = "Rules the document cannot state:"
+"""How an operation's description introduces the rules its schemas cannot express (a
+fuzz test accepts a 400 for valid data only for a field named after it)."""
+
+
+def _name_cursor_rule(operation: dict[str, Any]) -> None:
+    """A paged list's `cursor` must be one of its own pages' `nextCursor`: no schema can say
+    so, so the description does."""
+    if not any(p["name"] == "cursor" for p in operation.get("parameters", ())):
+        return
+    rule = "`cursor` must be a `nextCursor` this list gave, with the same filters and order."
+    description = operation.get("description", "")
+    if UNSTATED_RULES in description:
+        operation["description"] = description.replace(UNSTATED_RULES, f"{UNSTATED_RULES} {rule}")
+    else:
+        operation["description"] = f"{description}\n\n{UNSTATED_RULES} {rule}".strip()
 
 
 def _error(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -341,7 +364,12 @@ def _document_cross_cutting_responses(method: str, operation: dict[str, Any]) ->
                 "required": False,
                 "description": "Repeat the POST safely: within 24 h the same key (per API key) "
                 "replays the first response; with another body it is 409.",
-                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                "schema": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 255,
+                    "pattern": "^[!-~]([ -~]*[!-~])?$",  # printable ASCII, as idempotency.py
+                },
             }
         )
     if operation.get("parameters"):

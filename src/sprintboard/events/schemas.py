@@ -22,11 +22,22 @@ EventType = Literal[
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 
 
+HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\[\]\s\u0000]+(:[0-9]{1,5})?([/?#][^\s\u0000]*)?$"
+"""What `_http_url` takes (an http(s) scheme and a host), as the document states it."""
+
+
 class WebhookCreate(RequestModel):
     server_owned = frozenset({"enabled", "disabledReason", "failingSince", "workspaceId"})
 
     url: Annotated[
-        str, Field(min_length=1, max_length=2048, description="An http(s) URL."), at_most(2048)
+        str,
+        Field(
+            min_length=1,
+            max_length=2048,
+            description="An http(s) URL.",
+            json_schema_extra={"format": "uri", "pattern": HTTP_URL},
+        ),
+        at_most(2048),
     ]
     events: Annotated[
         list[EventType],

@@ -71,6 +71,8 @@ async def create_user_key(
     session: SessionDep,
     caller: CallerDep,
 ) -> Response:
+    """Rules the document cannot state: `expiresAt` must be in the future; `permissions`
+    within the owner's (for a key restricted to `workspaceId`, within their role there)."""
     caller.require_org_admin()
     owner = service.get_user(session, user_id)
     return _create_key(session, caller, owner.id, body)
@@ -84,6 +86,8 @@ async def create_user_key(
     summary="Create an API key for yourself",
 )
 async def create_key(body: KeyCreate, session: SessionDep, caller: CallerDep) -> Response:
+    """Rules the document cannot state: `expiresAt` must be in the future; `permissions`
+    within the caller's (for a key restricted to `workspaceId`, within their role there)."""
     return _create_key(session, caller, caller.user_id, body)
 
 

@@ -11,7 +11,15 @@ from sprintboard.schemas import DateTimeIn, Name, RequestModel, Timestamps, at_m
 
 class UserCreate(RequestModel):
     name: Name
-    email: Annotated[str, Field(min_length=3, max_length=320), at_most(320)]
+    email: Annotated[
+        str,
+        Field(
+            min_length=3,
+            max_length=320,
+            json_schema_extra={"format": "email", "pattern": r"^[^@\s]+@[^@\s]+\.[^@\s]+$"},
+        ),
+        at_most(320),
+    ]
     is_org_admin: bool = Field(False, alias="isOrgAdmin")
 
 

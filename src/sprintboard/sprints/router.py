@@ -49,8 +49,11 @@ def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: 
     summary="List sprints of a project or workspace",
 )
 async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDep) -> Response:
-    """`workspaceId` or `projectId` is required. Ordered by `position`, with `workItemCount`,
-    `totalPoints` and `completedPoints`.
+    """Ordered by `position`, with `workItemCount`, `totalPoints` and `completedPoints`.
+
+    Rules the document cannot state: `workspaceId` or `projectId` is required (with both,
+    the project must be in that workspace); `status` (comma-separated) takes only PLANNED,
+    ACTIVE and COMPLETED.
     """
     workspace_id, project_id = query.workspace_id, query.project_id
     if project_id is not None:
