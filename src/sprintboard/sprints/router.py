@@ -97,7 +97,10 @@ async def create_sprint(body: SprintCreate, session: SessionDep, caller: CallerD
     summary="Reorder sprints of one project (SPRINT_CREATE)",
 )
 async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: CallerDep) -> Response:
-    """Returns the project's sprints in their new order."""
+    """Returns the project's sprints in their new order.
+
+    Rules the document cannot state: `sprints` names each sprint once, all of one project.
+    """
     positions = {entry.id: entry.position for entry in body.sprints}
     if len(positions) != len(body.sprints):
         raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")

@@ -138,7 +138,10 @@ async def _limit_bulk_size(request: Request) -> None:
     summary="Update several work items at once (Kanban moves)",
 )
 async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: CallerDep) -> Response:
-    """All entries must be work items of one workspace; applied all or nothing."""
+    """All entries must be work items of one workspace; applied all or nothing.
+
+    Rules the document cannot state: `tasks` names each work item once.
+    """
     ids = [entry.id for entry in body.tasks]
     if len(set(ids)) != len(ids):
         raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")

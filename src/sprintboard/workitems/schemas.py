@@ -156,6 +156,10 @@ class TaskDetail(TaskRead):
     time_logs: list[TimeLogRead] = Field(alias="timeLogs")
 
 
+_SORT_FIELD = f"-?({'|'.join(SORT_FIELDS)})"
+SORT_PATTERN = f"^{_SORT_FIELD}(,{_SORT_FIELD})*$"
+
+
 class TaskQuery(PageQuery):
     """The filters and order of `GET /tasks`."""
 
@@ -197,6 +201,7 @@ class TaskQuery(PageQuery):
     sort: str | None = Field(
         None,
         max_length=200,
+        json_schema_extra={"pattern": SORT_PATTERN},  # (checked by `parse_sort`: invalid_value)
         description="Comma-separated fields, `-` for descending: "
         + ", ".join(f"`{f}`" for f in SORT_FIELDS)
         + " (default `position`). Ties go to `position`, then `$id`; empty due dates and "
