@@ -115,7 +115,7 @@ def test_sort_by_each_field_both_ways(board: Board) -> None:
 
 
 def test_an_unknown_or_repeated_sort_field_is_refused(board: Board) -> None:
-    for sort in ("name", "-status", "priority,priority", "position,,key", "-"):
+    for sort in ("name", "-status", "priority,priority", "position,,key", "-", "", "key, title"):
         refused(
             board.api.get(f"/tasks?workspaceId={board.workspace_id}&sort={sort}"),
             "sort",

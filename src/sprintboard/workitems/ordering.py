@@ -90,8 +90,8 @@ def parse_sort(sort: str | None, *, sqlite: bool) -> Order:
     """`sort=` (comma-separated fields, `-` for descending) as an `Order`; ties go to
     `position`, then `$id`. 400 `invalid_value` on `sort` for anything else."""
     requested: list[tuple[str, bool]] = []
-    for part in (sort or "position").split(","):
-        part = part.strip()
+    # (Exactly as the document's pattern says: no blanks, no empty parts, `sort=` included.)
+    for part in ("position" if sort is None else sort).split(","):
         field = part.removeprefix("-")
         if field not in SORT_FIELDS or any(field == seen for seen, _ in requested):
             raise InvalidRequest(
