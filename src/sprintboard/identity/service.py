@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from sprintboard.access import Caller, Permission
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from sprintboard.identity.schemas import EMAIL_PATTERN
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
 from sprintboard.sql import raw
 
@@ -21,7 +22,7 @@ SECRET_PREFIX = "sb_"
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """`lastUsedAt` is written at most this often per key, so reads do not write on every call."""
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(EMAIL_PATTERN)
 _SECRET = re.compile(r"^sb_[A-Za-z0-9_-]{43}$")
 
 
