@@ -54,8 +54,8 @@ def valid_requests_accepted(_ctx: Any, response: Any, case: Any) -> bool | None:
 
 def test_every_operation(app: FastAPI, seed: Seed, fuzz_examples: int) -> None:
     schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", app)
-    # Unknown query parameters are ignored, as trackers' APIs do (clients send extras such as
-    # `workspaceId` on item routes); unknown *body* fields are what the API refuses.
+    # (Unknown query parameters are refused, as test_conventions checks route by route; the
+    # generator's extra parameters would only retest that on every operation.)
     schema.config.generation.update(allow_extra_parameters=False)
     failures: list[str] = []
     for result in schema.get_all_operations():
