@@ -1,6 +1,9 @@
 """The `sprintboard` command, run as a user runs it: a subprocess with the environment set."""
 
+import json
 import os
+import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +123,38 @@ def test_serve_refuses_impossible_ports_and_worker_counts() -> None:
         result = sprintboard("serve", flag, value)
         assert result.returncode == 2
         assert f"argument {flag}: {value} is not between" in result.stderr
+
+
+def test_version_is_one_line() -> None:
+    result = sprintboard("--version")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"sprintboard \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+def test_a_port_in_use_is_one_line_and_status_1(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run(f"sqlite:///{tmp_path / 'x.db'}", "serve", "--port", str(port))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"127.0.0.1:{port}" in lines[0]
+    assert "in use" in lines[0]
+
+
+def test_log_format_text_or_json_and_no_alembic_chatter(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'logs.db'}"
+    as_json = run(url, "migrate", SPRINTBOARD_LOG_FORMAT="json")  # (not a terminal: JSON anyway)
+    records = [json.loads(line) for line in as_json.stderr.splitlines() if line.startswith("{")]
+    assert [r for r in records if "Running upgrade" in r["message"]]
+    as_text = run(url, "migrate", SPRINTBOARD_LOG_FORMAT="text")
+    assert as_text.returncode == 0, as_text.stderr
+    assert as_text.stderr == "database is up to date\n"  # nothing to do: no Alembic lines
+    fresh = run(f"sqlite:///{tmp_path / 'text.db'}", "migrate", SPRINTBOARD_LOG_FORMAT="text")
+    upgrades = [line for line in fresh.stderr.splitlines() if "Running upgrade" in line]
+    assert upgrades
+    assert not upgrades[0].startswith("{")
+    assert " INFO " in upgrades[0]
+    assert run(url, "migrate", SPRINTBOARD_LOG_FORMAT="xml").returncode == 2

@@ -196,14 +196,16 @@ def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
             assert all(p["required"] for p in operation.get("parameters", []) if p["in"] == "path")
     list_tasks = document["paths"][f"{API}/tasks"]["get"]
     parameters = {p["name"]: p for p in list_tasks["parameters"]}
-    assert [p["name"] for p in list_tasks["parameters"]][-2:] == ["limit", "offset"]
+    assert [p["name"] for p in list_tasks["parameters"]][-3:] == ["limit", "offset", "cursor"]
     assert set(parameters) == {
         "workspaceId", "projectId", "sprintId", "status", "priority", "type", "assigneeId",
-        "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search", "parentId",
-        "ancestorId", "limit", "offset",
+        "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search", "updatedSince",
+        "parentId", "ancestorId", "sort", "limit", "offset", "cursor",
     }  # fmt: skip
     assert all(p["in"] == "query" for p in parameters.values())
-    assert [name for name, p in parameters.items() if p["required"]] == ["workspaceId"]
+    # (`workspaceId` or `projectId`: a rule the description names, not a required parameter)
+    assert [name for name, p in parameters.items() if p["required"]] == []
+    assert "`workspaceId` or `projectId` is required" in list_tasks["description"]
     assert parameters["limit"]["schema"]["maximum"] == 500
     assert parameters["dueDate"]["schema"]["anyOf"][0]["format"] == "date"
 
@@ -248,7 +250,7 @@ def test_a_500_rolls_back_the_request(admin: Api, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(workspace_service, "create_workspace", create_then_fail)
     assert_error(admin.post("/workspaces", {"name": "Ghost"}), 500, "INTERNAL")
     monkeypatch.undo()
-    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0, "nextCursor": None}
 
 
 def test_failing_commit_is_an_error_not_a_200(admin: Api, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -267,7 +269,7 @@ def test_failing_commit_is_an_error_not_a_200(admin: Api, monkeypatch: pytest.Mo
     details = assert_error(response, 500, "INTERNAL")
     assert details["requestId"] == response.headers["x-request-id"]
     monkeypatch.undo()
-    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0, "nextCursor": None}
 
 
 def test_security_headers_on_responses(admin: Api) -> None:
@@ -283,3 +285,17 @@ def test_timestamps_are_utc_with_milliseconds(admin: Api) -> None:
         assert value.endswith("Z")
         assert len(value) == len("2026-11-22T09:30:00.000Z")
         assert value[19] == "."
+
+
+def test_docs_load_their_scripts_and_styles_from_the_service_itself(api: Api) -> None:
+    page = api.client.get("/docs").text
+    sources = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", page)
+    assert sources, page
+    assert not [s for s in sources if "//" in s], sources  # no other host, no scheme
+    assert not re.search(r"https?://", page.replace("http://testserver", ""))
+    for source in sources:
+        response = api.client.get(source)
+        assert response.status_code == 200, source
+        assert response.content
+    assert api.client.get("/docs/assets/LICENSE").status_code == 404  # only the three files
+    assert api.client.get("/docs/oauth2-redirect").status_code == 200

@@ -250,7 +250,7 @@ def test_workspace_restricted_key_sees_only_its_workspace(admin: Api) -> None:
         client.ok("POST", "/keys", {"name": "ci", "workspaceId": home["$id"]})["key"]
     )
     listed = restricted.ok("GET", "/workspaces")
-    assert listed == {"documents": [home], "total": 1}
+    assert listed == {"documents": [home], "total": 1, "nextCursor": None}
     assert restricted.ok("GET", f"/workspaces/{home['$id']}")["$id"] == home["$id"]
     for path in (
         f"/workspaces/{other['$id']}",

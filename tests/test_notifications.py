@@ -159,7 +159,7 @@ def test_notification_fields_and_reading(team: Team) -> None:
     assert team.inbox("ann", "?unread=true")["total"] == 1
     assert ann.ok("POST", "/notifications/read-all", {}, status=200) == {"updated": 1}
     assert ann.ok("POST", "/notifications/read-all", status=200) == {"updated": 0}
-    assert team.inbox("ann", "?unread=true") == {"documents": [], "total": 0}
+    assert team.inbox("ann", "?unread=true") == {"documents": [], "total": 0, "nextCursor": None}
     assert team.inbox("ann")["total"] == 2
     # Boss's own inbox (an ADMIN, notified of the priority change) is untouched.
     assert team.inbox("boss", "?unread=true")["total"] == 1

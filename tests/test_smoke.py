@@ -7,4 +7,4 @@ def test_workspace_and_project_round_trip(admin: Api) -> None:
     assert project["key"] == "WP"
     assert admin.ok("GET", f"/projects/{project['$id']}") == project
     listed = admin.ok("GET", f"/workspaces/{workspace['$id']}/projects")
-    assert listed == {"documents": [project], "total": 1}
+    assert listed == {"documents": [project], "total": 1, "nextCursor": None}

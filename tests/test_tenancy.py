@@ -23,6 +23,7 @@ EXEMPT: dict[str, str] = {
     "/readyz": "database probe, unauthenticated",
     "/docs": "documentation",
     "/docs/oauth2-redirect": "documentation",
+    "/docs/assets/{name}": "documentation (Swagger UI's scripts and styles)",
     f"{API}/openapi.json": "documentation",
     f"{API}/me": "the caller themselves",
     f"{API}/keys": "the caller's own keys",

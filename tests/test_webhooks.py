@@ -131,7 +131,7 @@ def test_webhook_subscriptions(admin: Api) -> None:
     assert created["enabled"] is True
     assert created["disabledReason"] is None
     assert created["events"] == ["task.created"]
-    assert admin.ok("GET", path) == {"documents": [created], "total": 1}
+    assert admin.ok("GET", path) == {"documents": [created], "total": 1, "nextCursor": None}
 
     for body, field, reason in [
         ({"url": "ftp://example.com/h", "events": ["task.created"]}, "url", "invalid_format"),

@@ -82,7 +82,7 @@ def test_list_only_callers_workspaces(admin: Api) -> None:
     bob_listed = bob.ok("GET", "/workspaces")
     assert {w["$id"] for w in bob_listed["documents"]} == {bobs["$id"], shared["$id"]}
     assert bob_listed["total"] == 2
-    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+    assert admin.ok("GET", "/workspaces") == {"documents": [], "total": 0, "nextCursor": None}
 
 
 def test_list_pages_with_limit_and_offset(admin: Api) -> None:
@@ -94,7 +94,7 @@ def test_list_pages_with_limit_and_offset(admin: Api) -> None:
     assert [w["$id"] for w in tail["documents"]] == [created[4]["$id"]]
     assert tail["total"] == 5
     beyond = admin.ok("GET", "/workspaces?offset=10")
-    assert beyond == {"documents": [], "total": 5}
+    assert beyond == {"documents": [], "total": 5, "nextCursor": None}
 
 
 def test_delete_workspace_cascades(admin: Api) -> None:
@@ -109,7 +109,7 @@ def test_delete_workspace_cascades(admin: Api) -> None:
     admin.ok("DELETE", f"/workspaces/{workspace['$id']}")
     assert admin.get(f"/projects/{project['$id']}").status_code == 404
     assert admin.get(f"/workspaces/{workspace['$id']}/members").status_code == 404
-    assert client.ok("GET", "/workspaces") == {"documents": [], "total": 0}
+    assert client.ok("GET", "/workspaces") == {"documents": [], "total": 0, "nextCursor": None}
     assert admin.ok("GET", f"/projects/{kept['$id']}") == kept
     # The user survives; only the membership went with the workspace.
     assert client.ok("GET", "/me")["$id"] == user["$id"]
@@ -232,7 +232,7 @@ def test_custom_work_item_types(admin: Api) -> None:
     workspace = make_workspace(admin)
     other = make_workspace(admin)
     path = f"/workspaces/{workspace['$id']}/work-item-types"
-    assert admin.ok("GET", path) == {"documents": [], "total": 0}
+    assert admin.ok("GET", path) == {"documents": [], "total": 0, "nextCursor": None}
     spike = admin.ok("POST", path, {"name": "SPIKE", "description": "Research"})
     assert spike["name"] == "SPIKE"
     assert spike["workspaceId"] == workspace["$id"]

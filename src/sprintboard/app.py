@@ -27,7 +27,8 @@ from sprintboard.addresses import ClientAddresses
 from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
 from sprintboard.config import Settings
 from sprintboard.db import Database, is_unavailable
-from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
+from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS, operation_id
+from sprintboard.docs import add_docs_routes
 from sprintboard.errors import (
     Unavailable,
     app_error_response,
@@ -48,6 +49,7 @@ from sprintboard.projects.router import router as projects_router
 from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
 from sprintboard.routing import RouteIndex
+from sprintboard.schemas import state_string_rules_of
 from sprintboard.serverkey import SecretBox, server_key
 from sprintboard.sprints.router import router as sprints_router
 from sprintboard.workitems.router import router as workitems_router
@@ -251,10 +253,11 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         version="1.0.0",
         summary="Workspaces, projects, sprints and work items over a JSON REST API.",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # (our own: `docs.add_docs_routes`, with the assets served here)
         redoc_url=None,
         default_response_class=JSONResponse,
         redirect_slashes=False,
+        generate_unique_id_function=operation_id,
         lifespan=lifespan,
         telemetry=None
         if settings.opentelemetry
@@ -269,9 +272,10 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         # against plain routes instead of walking nested routers (~300 µs a request).
         app.router.routes.extend(router.routes)
     _add_health_routes(app)
+    add_docs_routes(app, openapi_url=f"{API_PREFIX}/openapi.json")
     app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     app.build_middleware_stack = lambda: _middleware_stack(app, settings)  # type: ignore[method-assign]
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
@@ -336,7 +340,7 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
 
 def _add_health_routes(app: FastAPI) -> None:
     @app.get("/healthz", tags=["health"], include_in_schema=True)
-    async def healthz() -> dict[str, str]:
+    async def check_health() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok"}
 
@@ -347,7 +351,7 @@ def _add_health_routes(app: FastAPI) -> None:
             503: _error("Database unreachable", {"Retry-After": {"schema": {"type": "integer"}}})
         },
     )
-    async def readyz() -> Response:
+    async def check_readiness() -> Response:
         """The database answers."""
         database: Database = app.state.database
         try:
@@ -382,11 +386,33 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             if path.startswith(f"{API_PREFIX}/") and path != app.openapi_url:
                 operation.setdefault("security", [{"HTTPBearer": []}])  # (signing in: [])
                 _document_cross_cutting_responses(method, operation)
+                _name_cursor_rule(operation)
+                for parameter in operation.get("parameters", ()):
+                    if parameter["in"] == "query":  # (no U+0000 in any: guards.py)
+                        state_string_rules_of(parameter["schema"])
     schema.setdefault("components", {})["securitySchemes"] = {"HTTPBearer": BEARER_SCHEME}
     for name in ("HTTPValidationError", "ValidationError"):
         schema.get("components", {}).get("schemas", {}).pop(name, None)
     app.openapi_schema = schema
     return schema
+
+
+UNSTATED_RULES = "Rules the document cannot state:"
+"""How an operation's description introduces the rules its schemas cannot express (a
+fuzz test accepts a 400 for valid data only for a field named after it)."""
+
+
+def _name_cursor_rule(operation: dict[str, Any]) -> None:
+    """A paged list's `cursor` must be one of its own pages' `nextCursor`: no schema can say
+    so, so the description does."""
+    if not any(p["name"] == "cursor" for p in operation.get("parameters", ())):
+        return
+    rule = "`cursor` must be a `nextCursor` this list gave, with the same filters and order."
+    description = operation.get("description", "")
+    if UNSTATED_RULES in description:
+        operation["description"] = description.replace(UNSTATED_RULES, f"{UNSTATED_RULES} {rule}")
+    else:
+        operation["description"] = f"{description}\n\n{UNSTATED_RULES} {rule}".strip()
 
 
 def _error(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -445,7 +471,12 @@ def _document_cross_cutting_responses(method: str, operation: dict[str, Any]) ->
                 "required": False,
                 "description": "Repeat the POST safely: within 24 h the same key (per API key) "
                 "replays the first response; with another body it is 409.",
-                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                "schema": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 255,
+                    "pattern": "^[!-~]([ -~]*[!-~])?$",  # printable ASCII, as idempotency.py
+                },
             }
         )
     if operation.get("parameters"):

@@ -22,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="sprintboard: a JSON REST API for workspaces, projects, sprints and work "
         "items. Configuration comes from SPRINTBOARD_* environment variables (see README).",
     )
+    parser.add_argument("--version", action="version", version=f"sprintboard {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser(
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             name = "SPRINTBOARD_" + "_".join(str(part) for part in problem["loc"]).upper()
             print(f"sprintboard: {name}: {problem['msg']}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     from sprintboard.serverkey import MissingServerKey, SecretBox, server_key
 
     try:
@@ -117,7 +118,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
         print(f"sprintboard: cannot use the database: {reason}", file=sys.stderr)
         return 1
+    except _PortInUse as error:
+        print(f"sprintboard: {error}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("sprintboard")
 
 
 def _in_range(low: int, high: int) -> Callable[[str], int]:
@@ -149,9 +159,28 @@ def _migrate(settings: Settings, box: "SecretBox") -> None:
         )
 
 
+class _PortInUse(Exception):
+    pass
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuses a port another process listens on, as one line rather than the server's log
+    records: bound here the way uvicorn binds it (`SO_REUSEADDR`), then released."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise _PortInUse(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
 def _serve(settings: Settings, box: "SecretBox", *, host: str, port: int, workers: int) -> None:
     import uvicorn
 
+    _check_port_free(host, port)
     _migrate(settings, box)
     if workers > 1 and not settings.redis_url:
         logging.getLogger("sprintboard.ratelimit").warning(

@@ -1,7 +1,7 @@
 """Settings, read from SPRINTBOARD_* environment variables (and an optional .env file)."""
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     body_timeout: float = Field(30.0, gt=0)
     """Seconds a client has to send a request's body once its headers are in (else 408)."""
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] | None = None
+    """`text` (one readable line per record) or `json` (one object per line); unset: text
+    when standard error is a terminal, JSON otherwise (a log collector)."""
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
     stream_keepalive: float = Field(10.0, gt=0, le=15)

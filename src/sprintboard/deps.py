@@ -26,7 +26,7 @@ from sprintboard.access import Caller
 from sprintboard.concurrency import IfMatch
 from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
-from sprintboard.errors import Unauthenticated
+from sprintboard.errors import InvalidRequest, Unauthenticated
 from sprintboard.idempotency import forget_saved_response, save_response
 from sprintboard.identity import sessions
 from sprintboard.identity.service import authenticate
@@ -83,6 +83,11 @@ class TransactionalRoute(APIRoute):
                 parameters = [*extra.get("parameters", ()), *documented]
                 kwargs["openapi_extra"] = {**extra, "parameters": parameters}
         super().__init__(path, endpoint, **kwargs)
+        self.query_names = frozenset(
+            [p.alias for p in self.dependant.query_params]
+            + [d["name"] for f in filled.values() for d in f.documented if d["in"] == "query"]
+        )
+        """Every query parameter the route takes: any other is refused (`_refuse_unknown_query`)."""
         if self.direct_endpoint is not None:
             # Nothing for FastAPI to solve, so none of its per-request set-up either (the
             # exit stacks of dependencies with `yield`, a second exception-handling layer:
@@ -91,6 +96,7 @@ class TransactionalRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         needs_caller = self.needs_caller
+        route = self  # (its `query_names` are known once FastAPI has built the route)
         handler = (
             super().get_route_handler()
             if self.direct_endpoint is None
@@ -104,6 +110,8 @@ class TransactionalRoute(APIRoute):
             try:
                 if needs_caller:
                     caller_of(request)
+                if request.scope["query_string"]:
+                    _refuse_unknown_query(request, route.query_names)
                 _refuse_non_json_numbers(body)
                 return _committed(request, _completed(handler(request)))
             except BaseException:
@@ -142,6 +150,16 @@ class TransactionalRoute(APIRoute):
             return await get_database(request).call(respond, request, body, limiter=threads)
 
         return handle
+
+
+def _refuse_unknown_query(request: Request, known: frozenset[str]) -> None:
+    """400 `unknown_field` for a query parameter the route does not take: a misspelt filter
+    (`?stauts=DONE`) must not silently answer everything. (After the caller is known.)"""
+    for name in request.query_params:
+        if name not in known:
+            raise InvalidRequest(
+                name, "unknown_field", f"{name}: not a query parameter of this route."
+            )
 
 
 def _refuse_non_json_numbers(body: bytes) -> None:
@@ -386,9 +404,23 @@ def _with_filled(endpoint: Callable[..., Any], filled: dict[str, _Filled]) -> Ca
     return with_filled
 
 
+def operation_id(route: APIRoute) -> str:
+    """A route's OpenAPI `operationId`: its handler's name in lowerCamelCase (`list_tasks` is
+    `listTasks`), so generated clients get the handler's name back (`list_tasks`). Handlers are
+    therefore named verb first, and a name serves one route only (a test checks both).
+    """
+    first, *rest = route.name.split("_")
+    return first + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
 def api_router(*, tags: list[str | Enum] | None = None) -> APIRouter:
     """A domain's router: its paths carry the API prefix, its requests one transaction each."""
-    return APIRouter(prefix=API_PREFIX, route_class=TransactionalRoute, tags=tags)
+    return APIRouter(
+        prefix=API_PREFIX,
+        route_class=TransactionalRoute,
+        tags=tags,
+        generate_unique_id_function=operation_id,
+    )
 
 
 def get_database(request: Request) -> Database:

@@ -295,7 +295,10 @@ def validation_error_details(
     if reason == "invalid_json":
         # Pydantic locates a decode error by character offset; the field is the whole body.
         path = field = "body"
-    message = f"{path}: {first.get('msg', 'invalid value')}"
+    text = str(first.get("msg", "invalid value"))
+    # (A check that names its field in its own message, as whole-body checks do, is not
+    # prefixed twice: `sprintId: must not contain U+0000.`)
+    message = text if text.startswith(f"{path}: ") else f"{path}: {text}"
     details: dict[str, Any] = {"field": field, "reason": reason}
     if path != field:
         details["path"] = path

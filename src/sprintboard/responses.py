@@ -4,7 +4,7 @@ goes out with its `ETag`.
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from starlette.responses import JSONResponse as StarletteJSONResponse
@@ -48,10 +48,24 @@ def one(
     return JSONResponse({"data": record}, status_code=status, headers=headers)
 
 
-def many(documents: Sequence[dict[str, Any]], total: int, *, status: int = 200) -> JSONResponse:
-    return JSONResponse(
-        {"data": {"documents": list(documents), "total": total}}, status_code=status
-    )
+class Paging(Protocol):
+    def next_cursor(self, shown: int, total: int) -> str | None: ...
+
+
+def many(
+    documents: Sequence[dict[str, Any]],
+    total: int,
+    page: Paging | None = None,
+    *,
+    next_cursor: str | None = None,
+    status: int = 200,
+) -> JSONResponse:
+    """A list page; its `nextCursor` is given, or what `page` (offset paging) makes of it,
+    or null (a list that is not paged, as a bulk update's answer)."""
+    if page is not None:
+        next_cursor = page.next_cursor(len(documents), total)
+    page_data = {"documents": list(documents), "total": total, "nextCursor": next_cursor}
+    return JSONResponse({"data": page_data}, status_code=status)
 
 
 def deleted(record_id: str) -> JSONResponse:

@@ -53,13 +53,19 @@ async def list_events(
         str | None, Query(description="The last event `$id` the client has; omit to start.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="Page size (at most 500).")] = 100,
+    cursor: Annotated[
+        str | None, Query(description="A page's `nextCursor`: the same as `after`.")
+    ] = None,
 ) -> Response:
-    """Events after `after`, oldest first. Pass the last `$id` of a page as the next `after`:
-    an event never appears before one committed earlier, so a cursor never skips one.
-    `total` counts the events after the cursor."""
+    """Events after `after`, oldest first. Pass the last `$id` of a page as the next `after`
+    (it is the page's `nextCursor`): an event never appears before one committed earlier, so
+    a cursor never skips one. `total` counts the events after the cursor."""
+    after = cursor or after
     access_workspace_id(session, caller, workspace_id)
     events, total = feed.list_events(session, workspace_id=workspace_id, after=after, limit=limit)
-    return many([feed.event_json(e) for e in events], total)
+    more = len(events) < total  # (`total` counts the events after `after`)
+    next_after = events[-1].id if events and more else None
+    return many([feed.event_json(e) for e in events], total, next_cursor=next_after)
 
 
 class StreamQuery(QueryModel):
@@ -120,7 +126,7 @@ async def stream_events(
     tags=["events"],
     summary="A work item's history: who changed what, when",
 )
-async def task_activity(
+async def list_task_activity(
     ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     """The item's events, oldest first, each with its `actor` and `changes`."""
@@ -128,7 +134,7 @@ async def task_activity(
     activity, total = feed.item_activity(
         session, work_item_id=item.id, limit=page.limit, offset=page.offset
     )
-    return many(activity, total)
+    return many(activity, total, page)
 
 
 @router.get(
@@ -149,7 +155,7 @@ async def list_notifications(
     found, total = notifications.list_notifications(
         session, caller=caller, unread_only=unread, limit=page.limit, offset=page.offset
     )
-    return many([notifications.notification_json(n) for n in found], total)
+    return many([notifications.notification_json(n) for n in found], total, page)
 
 
 @router.post(
@@ -197,7 +203,7 @@ async def list_webhooks(
     found, total = webhooks.list_webhooks(
         session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
     )
-    return many([webhooks.webhook_json(w) for w in found], total)
+    return many([webhooks.webhook_json(w) for w in found], total, page)
 
 
 @router.post(
@@ -360,4 +366,4 @@ async def list_deliveries(
     found, total = webhooks.list_deliveries(
         session, webhook_id=webhook.id, status=status, limit=page.limit, offset=page.offset
     )
-    return many([webhooks.delivery_json(d) for d in found], total)
+    return many([webhooks.delivery_json(d) for d in found], total, page)

@@ -27,15 +27,20 @@ EventType = Literal[
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 
 
+HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\[\]\s\u0000]+(:[0-9]{1,5})?([/?#][^\s\u0000]*)?$"
+"""What `_an_http_url` takes (an http(s) scheme and a host, no credentials), as the document
+states it."""
+
 WebhookUrl = Annotated[
     str,
     Field(
         min_length=1,
         max_length=2048,
         description="An http(s) URL with a host and without credentials (`user:pass@`). "
-        "Unless the deployment allows it, its host may not be or resolve to a loopback, "
-        "private, link-local, shared, multicast, unspecified or reserved address "
-        "(400 `invalid_value`).",
+        "Rules the document cannot state: unless the deployment allows it, its host may not "
+        "be or resolve to a loopback, private, link-local, shared, multicast, unspecified or "
+        "reserved address (400 `invalid_value`).",
+        json_schema_extra={"pattern": HTTP_URL},  # (`format: uri` is stricter)
     ),
     at_most(2048),
 ]

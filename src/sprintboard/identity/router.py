@@ -62,7 +62,7 @@ async def create_user(body: UserCreate, session: SessionDep, caller: CallerDep) 
 async def list_users(session: SessionDep, caller: CallerDep, page: PageDep) -> Response:
     caller.require_org_admin()
     users, total = service.list_users(session, limit=page.limit, offset=page.offset)
-    return many([user_json(u) for u in users], total)
+    return many([user_json(u) for u in users], total, page)
 
 
 @router.patch(
@@ -123,6 +123,8 @@ async def create_user_key(
     session: SessionDep,
     caller: CallerDep,
 ) -> Response:
+    """Rules the document cannot state: `expiresAt` must be in the future; `permissions`
+    within the owner's (for a key restricted to `workspaceId`, within their role there)."""
     caller.require_org_admin()
     owner = service.get_user(session, user_id)
     return _create_key(session, caller, owner.id, body)
@@ -136,6 +138,8 @@ async def create_user_key(
     summary="Create an API key for yourself",
 )
 async def create_key(body: KeyCreate, session: SessionDep, caller: CallerDep) -> Response:
+    """Rules the document cannot state: `expiresAt` must be in the future; `permissions`
+    within the caller's (for a key restricted to `workspaceId`, within their role there)."""
     return _create_key(session, caller, caller.user_id, body)
 
 
@@ -157,7 +161,7 @@ async def list_keys(session: SessionDep, caller: CallerDep, page: PageDep) -> Re
     keys, total = service.list_keys(
         session, user_id=caller.user_id, limit=page.limit, offset=page.offset
     )
-    return many([key_json(k) for k in keys], total)
+    return many([key_json(k) for k in keys], total, page)
 
 
 @router.delete(

@@ -8,10 +8,27 @@ from sprintboard.models import ApiKey, User
 from sprintboard.responses import iso
 from sprintboard.schemas import DateTimeIn, Name, RequestModel, Timestamps, at_most
 
+_NOT_AT_OR_SPACE = (
+    r"[^@\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+EMAIL_PATTERN = rf"^{_NOT_AT_OR_SPACE}+@{_NOT_AT_OR_SPACE}+\.{_NOT_AT_OR_SPACE}+$"
+"""An email as `identity.service` takes it, in the document too: something, `@`, something
+with a dot, no blanks. The blanks are spelt out, as Python's class of them is wider than a
+JSON Schema validator's."""
+
 
 class UserCreate(RequestModel):
     name: Name
-    email: Annotated[str, Field(min_length=3, max_length=320), at_most(320)]
+    email: Annotated[
+        str,
+        Field(
+            min_length=3,
+            max_length=320,
+            # (No `format: email`: stricter than the rule the server applies, which is this.)
+            json_schema_extra={"pattern": EMAIL_PATTERN},
+        ),
+        at_most(320),
+    ]
     is_org_admin: bool = Field(False, alias="isOrgAdmin")
 
 

@@ -13,6 +13,7 @@ from sprintboard.access import Caller, Permission, for_change
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.credentials import hash_secret, new_secret, well_formed
 from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthenticated
+from sprintboard.identity.schemas import EMAIL_PATTERN
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
 from sprintboard.sql import raw
 
@@ -21,7 +22,7 @@ MAX_KEYS_PER_USER = 25
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 """`lastUsedAt` is written at most this often per key, so reads do not write on every call."""
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(EMAIL_PATTERN)
 
 _AUTHENTICATE = """
 SELECT k.id, k.secret_hash, k.permissions, k.workspace_id, k.expires_at, k.last_used_at,

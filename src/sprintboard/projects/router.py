@@ -39,7 +39,7 @@ async def list_projects(
     projects, total = service.list_projects(
         session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
     )
-    return many([project_json(p) for p in projects], total)
+    return many([project_json(p) for p in projects], total, page)
 
 
 @router.post(

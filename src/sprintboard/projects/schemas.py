@@ -1,6 +1,6 @@
 from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from sprintboard.models import Project
@@ -28,15 +28,21 @@ class ProjectCreate(RequestModel):
 
 
 class ProjectUpdate(RequestModel):
+    """The key is immutable: not a field of this body (the document does not offer what is
+    always refused), and `immutable` rather than `unknown_field` when sent."""
+
     # Absent means "unchanged"; an explicit null is refused (defaults are not validated).
     name: Name = None  # type: ignore[assignment]
     description: LongText | None = None
-    key: Annotated[str | None, Field(description="Immutable: sending it is an error.")] = None
 
-    @field_validator("key", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _key_is_immutable(cls, _value: Any) -> Any:
-        raise PydanticCustomError("immutable", "A project's key cannot change.")
+    def _key_is_immutable(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "key" in data:
+            raise PydanticCustomError(
+                "immutable", "key: a project's key cannot change.", {"field": "key"}
+            )
+        return data
 
 
 class ProjectRead(Timestamps):

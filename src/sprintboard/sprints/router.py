@@ -53,8 +53,11 @@ def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: 
     summary="List sprints of a project or workspace",
 )
 async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDep) -> Response:
-    """`workspaceId` or `projectId` is required. Ordered by `position`, with `workItemCount`,
-    `totalPoints` and `completedPoints`.
+    """Ordered by `position`, with `workItemCount`, `totalPoints` and `completedPoints`.
+
+    Rules the document cannot state: `workspaceId` or `projectId` is required (with both,
+    the project must be in that workspace); `status` (comma-separated) takes only PLANNED,
+    ACTIVE and COMPLETED.
     """
     workspace_id, project_id = query.workspace_id, query.project_id
     if project_id is not None:
@@ -74,7 +77,7 @@ async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDe
         limit=query.limit,
         offset=query.offset,
     )
-    return many(sprints, total)
+    return many(sprints, total, query)
 
 
 @router.post(
@@ -98,7 +101,10 @@ async def create_sprint(body: SprintCreate, session: SessionDep, caller: CallerD
     summary="Reorder sprints of one project (SPRINT_CREATE)",
 )
 async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: CallerDep) -> Response:
-    """Returns the project's sprints in their new order."""
+    """Returns the project's sprints in their new order.
+
+    Rules the document cannot state: `sprints` names each sprint once, all of one project.
+    """
     positions = {entry.id: entry.position for entry in body.sprints}
     if len(positions) != len(body.sprints):
         raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")

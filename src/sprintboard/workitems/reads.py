@@ -7,7 +7,7 @@ their project, one for all their assignees, whatever the page size. Writes stay 
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import orjson
@@ -24,6 +24,7 @@ from sprintboard.access import (
 from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, in_list, raw
+from sprintboard.workitems.ordering import Order
 
 
 def _item_columns(
@@ -597,6 +598,8 @@ class TaskFilters:
     due_after: date | None = None
     flagged: bool | None = None
     search: str | None = None
+    """Case-insensitive, in the title, key and description."""
+    updated_since: datetime | None = None
     parent: str | None = None
     """The parent's `$id` or key (its direct children), or `none` (items without a parent)."""
     ancestor: str | None = None
@@ -618,25 +621,52 @@ class TaskFilters:
             or self.search
             or self.parent
             or self.ancestor
+            or self.updated_since
         )
 
 
+@dataclass(frozen=True)
+class ItemPage:
+    items: list[dict[str, Any]]
+    total: int
+    """Every match (not only those after the cursor)."""
+    last_keys: list[Any] | None
+    """The last item's sort keys when more items follow (what the next cursor holds)."""
+
+
 def list_items(
-    session: Session, *, workspace_id: str, filters: TaskFilters, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
-    """A page of a workspace's work items in board order, and how many match in all."""
+    session: Session,
+    *,
+    workspace_id: str,
+    filters: TaskFilters,
+    limit: int,
+    offset: int,
+    order: Order,
+    after: Sequence[Any] | None = None,
+) -> ItemPage:
+    """A page of a workspace's work items in `order` (after the item whose sort keys are
+    `after`, then `offset` more), and how many match in all."""
     db = raw(session)
     where, params = _where(db, workspace_id, filters)
     total_sql = _total_query(filters, where)
-    # The total rides along as a last column (computed once): one statement, not two.
+    page_where = where
+    if after is not None:
+        resume, resume_params = order.after(after)
+        page_where, params = f"{where} AND {resume}", {**params, **resume_params}
+    # The sort keys and the total ride along as last columns (the total computed once): one
+    # statement, not two; one row more than the page says whether another page follows.
     rows = db.rows(
-        f"SELECT {ITEM_COLUMNS[db.dialect]}, ({total_sql}){_ITEM_AND_PROJECT} WHERE {where}"
-        " ORDER BY wi.position, wi.created_at, wi.id LIMIT :limit OFFSET :offset",
-        {**params, "limit": limit, "offset": offset},
+        f"SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns()}, ({total_sql})"
+        f"{_ITEM_AND_PROJECT} WHERE {page_where}"
+        f" ORDER BY {order.order_by()} LIMIT :limit OFFSET :offset",
+        {**params, "limit": limit + 1, "offset": offset},
     )
     counted = rows[-1][-1] if rows else (db.row(total_sql, params) or (None,))[0]
     total = int(counted) if counted is not None else 0
-    return attach_assignees(db, [item_from_row(row) for row in rows]), total
+    more, rows = len(rows) > limit, rows[:limit]
+    last_keys = list(rows[-1][-1 - len(order.keys) : -1]) if more and rows else None
+    items = attach_assignees(db, [item_from_row(row) for row in rows])
+    return ItemPage(items, total, last_keys)
 
 
 def _total_query(filters: TaskFilters, where: str) -> str:
@@ -672,7 +702,11 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
         one_of("wi.priority", "priority", f.priorities)
     if f.types:
         one_of("wi.type", "type", f.types)
-    contains = [("wi.assignee_ids", "assignee", [f.assignee_id] if f.assignee_id else [])]
+    assigned_to = [f.assignee_id] if f.assignee_id and f.assignee_id != "none" else []
+    if f.assignee_id == "none":
+        length = "json_array_length" if db.codec.sqlite else "jsonb_array_length"
+        clauses.append(f"{length}(wi.assignee_ids) = 0")
+    contains = [("wi.assignee_ids", "assignee", assigned_to)]
     contains.append(("wi.labels", "label", list(f.labels)))
     for column, name, values in contains:
         if not values:
@@ -713,6 +747,9 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
             f" ON w.parent_id = b.id WHERE b.level < {MAX_DEPTH}) SELECT id FROM below_)"
         )
         params["ancestor_ref"] = f.ancestor
+    if f.updated_since is not None:
+        clauses.append("wi.updated_at >= :updated_since")
+        params["updated_since"] = db.codec.param(f.updated_since)
     if f.search:
         escaped = f.search.replace("!", "!!").replace("%", "!%").replace("_", "!_")
         # Both sides folded by the same function: SQLite's own LOWER folds ASCII only, so
@@ -720,7 +757,8 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, dict[str, A
         lower = "unicode_lower" if db.codec.sqlite else "LOWER"
         clauses.append(
             f"({lower}(wi.title) LIKE {lower}(:search) ESCAPE '!'"
-            f" OR {lower}(wi.key) LIKE {lower}(:search) ESCAPE '!')"
+            f" OR {lower}(wi.key) LIKE {lower}(:search) ESCAPE '!'"
+            f" OR {lower}(wi.description) LIKE {lower}(:search) ESCAPE '!')"
         )
         params["search"] = f"%{escaped}%"
     return " AND ".join(clauses), params

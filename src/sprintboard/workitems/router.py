@@ -7,6 +7,7 @@ from starlette.responses import Response
 from sprintboard.access import (
     Permission,
     access_comment,
+    access_project,
     access_relation,
     access_work_item,
     access_workspace_id,
@@ -14,11 +15,12 @@ from sprintboard.access import (
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.errors import PayloadTooLarge
+from sprintboard.errors import InvalidRequest, PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
 from sprintboard.workitems import bulk_create, reads, relations, service
+from sprintboard.workitems.ordering import parse_sort
 from sprintboard.workitems.schemas import (
     BulkCreate,
     BulkUpdate,
@@ -59,8 +61,23 @@ def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response
     summary="List work items",
 )
 async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -> Response:
-    """Ordered by `position`, then `$createdAt`; each item embeds `project` and `assignees`."""
-    access_workspace_id(session, caller, query.workspace_id)
+    """Ordered by `sort` (default `position`), then `position`, then `$id`; each item embeds
+    `project` and `assignees`. `nextCursor` continues the list in that order: items created
+    or deleted meanwhile never make a page repeat or skip one.
+
+    Rules the document cannot state: `workspaceId` or `projectId` is required (with both, the
+    project is looked for in that workspace); `sort` names each field once; `status`,
+    `priority` (comma-separated) take only their listed values; a `cursor` continues only the
+    list with the same filters and order that made it.
+    """
+    workspace_id = query.workspace_id
+    if workspace_id is None:
+        if query.project_id is None:
+            raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
+        project, _ = access_project(session, caller, query.project_id)
+        workspace_id = project.workspace_id
+    else:
+        access_workspace_id(session, caller, workspace_id)
     filters = reads.TaskFilters(
         project_id=query.project_id,
         sprint_id=query.sprint_id,
@@ -76,15 +93,20 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         search=query.search or None,
         parent=query.parent_id or None,
         ancestor=query.ancestor_id or None,
+        updated_since=query.updated_since,
     )
-    items, total = reads.list_items(
+    order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite)
+    page = reads.list_items(
         session,
-        workspace_id=query.workspace_id,
+        workspace_id=workspace_id,
         filters=filters,
         limit=query.limit,
         offset=query.offset,
+        order=order,
+        after=query.resume_after(),
     )
-    return many(items, total)
+    next_cursor = query.next_keyset_cursor(page.last_keys)
+    return many(page.items, page.total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -141,10 +163,15 @@ async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: Calle
 )
 async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: CallerDep) -> Response:
     """Each entry names a work item by `$id` or `key` and takes any field PATCH takes; all
-    of one workspace; applied all or nothing, in order (an error names its entry)."""
+    of one workspace; applied all or nothing, in order (an error names its entry).
+
+    Rules the document cannot state: `tasks` names each work item once.
+    """
     refs = [entry.ref for entry in body.tasks]
     moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
     records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=moving_to)
+    if len(set(ids)) != len(ids):
+        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
     access.require(Permission.WORK_ITEM_WRITE)
     updated = service.bulk_update(
         session, access=access, records=records, ids=ids, entries=body.tasks
@@ -225,7 +252,7 @@ async def list_comments(
     comments, total = reads.read_comments(
         raw(session), item.id, limit=page.limit, offset=page.offset
     )
-    return many(comments, total)
+    return many(comments, total, page)
 
 
 @router.post(
@@ -290,7 +317,7 @@ async def list_time_logs(
 ) -> Response:
     item, _ = access_work_item(session, caller, ref)
     logs, total = reads.read_time_logs(raw(session), item.id, limit=page.limit, offset=page.offset)
-    return many(logs, total)
+    return many(logs, total, page)
 
 
 @router.post(

@@ -6,6 +6,7 @@ from pydantic_core import PydanticCustomError
 
 from sprintboard.schemas import (
     DateIn,
+    DateTimeIn,
     LongText,
     Name,
     PageQuery,
@@ -14,6 +15,7 @@ from sprintboard.schemas import (
     Timestamps,
     at_most,
 )
+from sprintboard.workitems.ordering import SORT_FIELDS
 
 Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
 Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
@@ -239,18 +241,33 @@ class RelationCreate(RequestModel):
     target_id: Ref = Field(alias="targetId", description="The other item's `$id` or key.")
 
 
-class TaskQuery(PageQuery):
-    """The filters of `GET /tasks`."""
+_SORT_FIELD = f"-?({'|'.join(SORT_FIELDS)})"
+SORT_PATTERN = f"^{_SORT_FIELD}(,{_SORT_FIELD})*$"
 
-    workspace_id: str = Field(alias="workspaceId", min_length=1)
-    project_id: str | None = Field(None, alias="projectId")
+
+class TaskQuery(PageQuery):
+    """The filters and order of `GET /tasks`."""
+
+    keyset = True
+
+    workspace_id: str | None = Field(
+        None, alias="workspaceId", min_length=1, description="This or `projectId` is required."
+    )
+    project_id: str | None = Field(
+        None,
+        alias="projectId",
+        min_length=1,
+        description="This or `workspaceId` is required (alone, the workspace is the project's).",
+    )
     sprint_id: str | None = Field(
         None, alias="sprintId", description="A sprint's `$id`, or `none`: backlog."
     )
     status: str | None = Field(None, description="Comma-separated statuses.")
     priority: str | None = Field(None, description="Comma-separated priorities.")
     type: str | None = Field(None, description="Comma-separated types.")
-    assignee_id: str | None = Field(None, alias="assigneeId")
+    assignee_id: str | None = Field(
+        None, alias="assigneeId", description="A user's `$id`, or `none`: unassigned items."
+    )
     labels: str | None = Field(None, description="Comma-separated; an item must carry all of them.")
     due_date: DateIn | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
     due_before: DateIn | None = Field(
@@ -261,7 +278,19 @@ class TaskQuery(PageQuery):
     )
     flagged: bool | None = None
     search: str | None = Field(
-        None, max_length=255, description="Case-insensitive, in title and key."
+        None, max_length=255, description="Case-insensitive, in title, key and description."
+    )
+    updated_since: DateTimeIn | None = Field(
+        None, alias="updatedSince", description="Only items changed at or after this moment."
+    )
+    sort: str | None = Field(
+        None,
+        max_length=200,
+        json_schema_extra={"pattern": SORT_PATTERN},  # (checked by `parse_sort`: invalid_value)
+        description="Comma-separated fields, `-` for descending: "
+        + ", ".join(f"`{f}`" for f in SORT_FIELDS)
+        + " (default `position`). Ties go to `position`, then `$id`; empty due dates and "
+        "points come last both ways; `-priority` puts URGENT first.",
     )
     parent_id: str | None = Field(
         None,

@@ -40,7 +40,7 @@ async def list_workspaces(session: SessionDep, caller: CallerDep, page: PageDep)
     workspaces, total = service.list_workspaces(
         session, caller=caller, limit=page.limit, offset=page.offset
     )
-    return many([workspace_json(w) for w in workspaces], total)
+    return many([workspace_json(w) for w in workspaces], total, page)
 
 
 @router.post(
@@ -117,7 +117,7 @@ async def list_members(
     rows, total = service.list_members(
         session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
     )
-    return many([member_json(m, u) for m, u in rows], total)
+    return many([member_json(m, u) for m, u in rows], total, page)
 
 
 @router.post(
@@ -191,7 +191,7 @@ async def list_work_item_types(
     types, total = service.list_work_item_types(
         session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
     )
-    return many([work_item_type_json(t) for t in types], total)
+    return many([work_item_type_json(t) for t in types], total, page)
 
 
 @router.post(

@@ -1,0 +1,113 @@
+"""The order of `GET /tasks` (`sort=`) and keyset paging over it (`cursor=`).
+
+An order is a list of sort keys, each an SQL expression and a direction, ending in `$id`
+so that every item has one place. A cursor holds the last shown item's values of those
+keys; the next page is the items strictly after it in that order, so items created or
+deleted meanwhile never make a page repeat or skip one.
+
+Empty values (no due date, no points) come last in either direction: each nullable field
+sorts first by "is empty" (always ascending), then by its value.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sprintboard.errors import InvalidRequest
+
+SORT_FIELDS = (
+    "position",
+    "key",
+    "createdAt",
+    "updatedAt",
+    "dueDate",
+    "priority",
+    "storyPoints",
+    "title",
+)
+_PRIORITY_RANK = (
+    "CASE wi.priority WHEN 'LOW' THEN 0 WHEN 'MEDIUM' THEN 1 WHEN 'HIGH' THEN 2 ELSE 3 END"
+)
+
+
+def _expressions(field: str, sqlite: bool) -> tuple[list[str], bool]:
+    """A field's SQL sort expressions, and whether it may be empty."""
+    if field == "key":  # the project's key, then the number, as numbers (PROJ-9 < PROJ-10)
+        return ["p.key", "wi.number"], False
+    if field == "title":  # case folded alike on both databases, then by code point
+        return (["unicode_lower(wi.title)"] if sqlite else ['LOWER(wi.title) COLLATE "C"']), False
+    column = {
+        "position": "wi.position",
+        "createdAt": "wi.created_at",
+        "updatedAt": "wi.updated_at",
+        "dueDate": "wi.due_date",
+        "priority": _PRIORITY_RANK,
+        "storyPoints": "wi.story_points",
+    }[field]
+    return [column], field in ("dueDate", "storyPoints")
+
+
+@dataclass(frozen=True)
+class SortKey:
+    sql: str
+    descending: bool = False
+
+
+@dataclass(frozen=True)
+class Order:
+    keys: tuple[SortKey, ...]
+
+    def order_by(self) -> str:
+        return ", ".join(f"{k.sql} DESC" if k.descending else k.sql for k in self.keys)
+
+    def columns(self) -> str:
+        """The keys as extra selected columns: a cursor is made of the last row's."""
+        return ", ".join(k.sql for k in self.keys)
+
+    def after(self, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+        """The condition "strictly after the row with these key values", and its parameters.
+
+        Row by row: equal on every earlier key and after on this one. A key whose value was
+        empty (NULL) has nothing after it among the empties (the "is empty" key before it has
+        put the non-empty ones first).
+        """
+        if not isinstance(values, list | tuple) or len(values) != len(self.keys):
+            raise InvalidRequest("cursor", "invalid_value", "cursor: not a cursor of this list.")
+        params = {f"after{i}": value for i, value in enumerate(values)}
+        alternatives: list[str] = []
+        equal: list[str] = []
+        for i, (key, value) in enumerate(zip(self.keys, values, strict=True)):
+            if value is not None:
+                operator = "<" if key.descending else ">"
+                alternatives.append(" AND ".join([*equal, f"{key.sql} {operator} :after{i}"]))
+                equal.append(f"{key.sql} = :after{i}")
+            else:
+                equal.append(f"{key.sql} IS NULL")
+        return f"({' OR '.join(alternatives) or '1 = 0'})", params
+
+
+def parse_sort(sort: str | None, *, sqlite: bool) -> Order:
+    """`sort=` (comma-separated fields, `-` for descending) as an `Order`; ties go to
+    `position`, then `$id`. 400 `invalid_value` on `sort` for anything else."""
+    requested: list[tuple[str, bool]] = []
+    # (Exactly as the document's pattern says: no blanks, no empty parts, `sort=` included.)
+    for part in ("position" if sort is None else sort).split(","):
+        field = part.removeprefix("-")
+        if field not in SORT_FIELDS or any(field == seen for seen, _ in requested):
+            raise InvalidRequest(
+                "sort",
+                "invalid_value",
+                f"sort: {part!r} is not a sort field (one of {', '.join(SORT_FIELDS)}; "
+                "`-` for descending, each once).",
+            )
+        requested.append((field, part.startswith("-")))
+    if all(field != "position" for field, _ in requested):
+        requested.append(("position", False))
+    keys: list[SortKey] = []
+    for field, descending in requested:
+        expressions, nullable = _expressions(field, sqlite)
+        if nullable:
+            keys.append(SortKey(f"({expressions[0]} IS NULL)"))  # empties last, both ways
+        keys.extend(SortKey(sql, descending) for sql in expressions)
+    keys.append(SortKey("wi.id"))
+    return Order(tuple(keys))
