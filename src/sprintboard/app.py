@@ -19,8 +19,10 @@ from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
 from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sprintboard.agents_endpoint import LazyAgentsEndpoint
 from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS
@@ -157,6 +159,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                     run_worker(app.state.database, stop=stop, fan_out=fan_out), name="deliveries"
                 )
                 lifetime.push_async_callback(_stopped, deliveries, stop)
+            lifetime.push_async_callback(app.state.agents.close)
             if settings.gc_freeze:
                 # What start-up built (routes, models, schemas: most of the heap) lives as
                 # long as the process; frozen, the collector no longer walks it on every full
@@ -187,6 +190,10 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         # against plain routes instead of walking nested routers (~300 µs a request).
         app.router.routes.extend(router.routes)
     _add_health_routes(app)
+    app.state.agents = LazyAgentsEndpoint(app)
+    app.router.routes.append(
+        Route("/mcp", app.state.agents, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    )
     app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
     configure_logging(settings.log_level)
