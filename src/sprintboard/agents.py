@@ -112,9 +112,8 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
     @server.tool(annotations=READS)
     def list_sprints(ctx: Context, project_id: str) -> list[Json]:
         """A project's sprints in order, with points."""
-        fields = ("$id", "name", "status", "startDate", "endDate")
         sprints: list[Json] = call(ctx, lambda c: c.sprints(project_id=project_id))
-        return [_pick(s, *fields, "workItemCount", "totalPoints", "completedPoints") for s in sprints]
+        return [_sprint_brief(s) for s in sprints]
 
     @server.tool(annotations=READS)
     def get_sprint(ctx: Context, sprint_id: str) -> Json:
@@ -321,6 +320,11 @@ def _ref(item: str) -> Json:
 
 def _pick(record: Json, *names: str) -> Json:
     return {name: record.get(name) for name in names}
+
+
+def _sprint_brief(sprint: Json) -> Json:
+    fields = ("$id", "name", "status", "startDate", "endDate", "workItemCount", "totalPoints")
+    return _pick(sprint, *fields, "completedPoints")
 
 
 def _brief(item: Json) -> Json:
