@@ -69,12 +69,16 @@ def database_url(request: pytest.FixtureRequest, sqlite_template: Path, tmp_path
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("this test is about SQLite")
     url: str = request.getfixturevalue("postgres_url")
+    empty_postgres(url)
+    return url
+
+
+def empty_postgres(url: str) -> None:
     engine = create_engine(url)
     tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
     with engine.begin() as connection:
         connection.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
     engine.dispose()
-    return url
 
 
 @pytest.fixture

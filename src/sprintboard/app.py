@@ -21,9 +21,11 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.addresses import ClientAddresses
+from sprintboard.agents_endpoint import LazyAgentsEndpoint
 from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
 from sprintboard.config import Settings
 from sprintboard.db import Database, is_unavailable
@@ -240,6 +242,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                     name="deliveries",
                 )
                 lifetime.push_async_callback(_stopped, deliveries, stop)
+            lifetime.push_async_callback(app.state.agents.close)
             if settings.gc_freeze:
                 # What start-up built (routes, models, schemas: most of the heap) lives as
                 # long as the process; frozen, the collector no longer walks it on every full
@@ -273,6 +276,10 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         app.router.routes.extend(router.routes)
     _add_health_routes(app)
     add_docs_routes(app, openapi_url=f"{API_PREFIX}/openapi.json")
+    app.state.agents = LazyAgentsEndpoint(app)
+    app.router.routes.append(
+        Route("/mcp", app.state.agents, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    )
     app.router.middleware_stack = RouteIndex(app.router)
     install_error_handlers(app)
     configure_logging(settings.log_level, settings.log_format)

@@ -1,4 +1,4 @@
-"""The `sprintboard` command: serve, migrate, create-admin, worker."""
+"""The `sprintboard` command: serve, migrate, create-admin, worker, import, export, mcp."""
 
 import argparse
 import logging
@@ -11,6 +11,7 @@ from sqlalchemy.exc import OperationalError
 
 from sprintboard.config import Settings
 from sprintboard.logs import configure_logging
+from sprintboard.transfer import commands as transfer_commands
 
 if TYPE_CHECKING:
     from sprintboard.serverkey import SecretBox
@@ -82,7 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="seconds to wait when nothing is due, unless Redis brings news (default: %(default)s)",
     )
 
+    transfer_commands.add_commands(commands)
+
     args = parser.parse_args(argv)
+    if args.command in transfer_commands.COMMANDS:
+        return transfer_commands.run(args)
     try:
         settings = Settings()
     except ValidationError as error:

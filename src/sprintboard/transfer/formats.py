@@ -1,0 +1,352 @@
+"""Readers: Jira's CSV export, our own CSV columns, and our JSON export, each into a `Plan`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from sprintboard.transfer.plan import Json, Plan, Row, SprintPlan
+
+JIRA_STATUSES = {
+    "backlog": "BACKLOG",
+    "open": "TODO",
+    "to do": "TODO",
+    "todo": "TODO",
+    "selected for development": "TODO",
+    "reopened": "TODO",
+    "in progress": "IN_PROGRESS",
+    "in development": "IN_PROGRESS",
+    "in review": "IN_REVIEW",
+    "code review": "IN_REVIEW",
+    "review": "IN_REVIEW",
+    "qa": "IN_REVIEW",
+    "done": "DONE",
+    "closed": "DONE",
+    "resolved": "DONE",
+}
+JIRA_TYPES = {
+    "story": "STORY",
+    "bug": "BUG",
+    "task": "TASK",
+    "epic": "EPIC",
+    "sub-task": "TASK",
+    "subtask": "TASK",
+    "improvement": "TASK",
+    "new feature": "STORY",
+}
+JIRA_PRIORITIES = {
+    "highest": "URGENT",
+    "blocker": "URGENT",
+    "critical": "URGENT",
+    "high": "HIGH",
+    "major": "HIGH",
+    "medium": "MEDIUM",
+    "low": "LOW",
+    "minor": "LOW",
+    "lowest": "LOW",
+    "trivial": "LOW",
+}
+# Jira's link names, by the side of the link a column shows.
+JIRA_LINKS = {
+    ("outward", "blocks"): "blocks",
+    ("inward", "blocks"): "blocked_by",
+    ("outward", "duplicate"): "duplicates",
+    ("inward", "duplicate"): "duplicated_by",
+    ("outward", "relates"): "relates_to",
+    ("inward", "relates"): "relates_to",
+}
+STORY_POINT_COLUMNS = (
+    "Story Points",
+    "Story point estimate",
+    "Custom field (Story Points)",
+    "Custom field (Story point estimate)",
+)
+JIRA_DATES = ("%Y-%m-%d", "%d/%b/%y %I:%M %p", "%d/%b/%y", "%d/%b/%Y %I:%M %p", "%Y-%m-%d %H:%M")
+LINK_COLUMN = re.compile(r"^(Inward|Outward) issue link \((.+)\)$", re.IGNORECASE)
+OWN_COLUMNS = (
+    "key",
+    "title",
+    "type",
+    "status",
+    "priority",
+    "description",
+    "assignees",
+    "labels",
+    "storyPoints",
+    "estimatedHours",
+    "dueDate",
+    "flagged",
+    "sprint",
+    "parent",
+    "blocks",
+    "relatesTo",
+    "duplicates",
+)
+
+
+def read(kind: str, text: str, *, statuses: Mapping[str, str], types: Mapping[str, str]) -> Plan:
+    if kind == "jira-csv":
+        return read_jira_csv(text, statuses=statuses, types=types)
+    if kind == "csv":
+        return read_csv(text)
+    if kind == "json":
+        return read_json(text)
+    raise ValueError(f"unknown format {kind!r}: jira-csv, csv or json")
+
+
+def read_jira_csv(
+    text: str, *, statuses: Mapping[str, str] = {}, types: Mapping[str, str] = {}
+) -> Plan:
+    """Jira's "Export Excel CSV (all fields)": one row per issue, repeated columns for lists."""
+    header, records = _records(text)
+    status_map = {**JIRA_STATUSES, **{k.lower(): v for k, v in statuses.items()}}
+    type_map = {**JIRA_TYPES, **{k.lower(): v for k, v in types.items()}}
+    ids: dict[str, str] = {}
+    rows: list[Row] = []
+    sprint_names: list[str] = []
+    seen_status: Counter[tuple[str, str]] = Counter()
+    seen_type: Counter[tuple[str, str]] = Counter()
+    for line, values in records:
+        cells = _Cells(header, values)
+        key = cells.one("Issue key")
+        row = Row(line=line, ref=key or f"line {line}", fields={})
+        if not key:
+            row.errors.append("Issue key: required")
+        if issue_id := cells.one("Issue id"):
+            ids[issue_id] = row.ref
+        row.fields["title"] = cells.one("Summary")
+        status = cells.one("Status")
+        mapped = status_map.get(status.lower())
+        seen_status[(status, mapped or "?")] += 1
+        if mapped is None:
+            row.errors.append(f"status {status!r} has no mapping: add --map-status '{status}=TODO'")
+        else:
+            row.fields["status"] = mapped
+        kind = cells.one("Issue Type")
+        mapped_type = type_map.get(kind.lower())
+        seen_type[(kind, mapped_type or "?")] += 1
+        if mapped_type is None:
+            row.errors.append(f"issue type {kind!r} has no mapping: add --map-type '{kind}=TASK'")
+        else:
+            row.fields["type"] = mapped_type
+        if priority := cells.one("Priority"):
+            if priority.lower() in JIRA_PRIORITIES:
+                row.fields["priority"] = JIRA_PRIORITIES[priority.lower()]
+            else:
+                row.errors.append(f"priority {priority!r} is not one Jira exports")
+        if description := cells.one("Description"):
+            row.fields["description"] = description
+        if labels := [label for label in cells.all("Labels") if label]:
+            row.fields["labels"] = labels
+        if assignee := cells.one("Assignee"):
+            row.assignees = [assignee]
+        points = next((v for c in STORY_POINT_COLUMNS if (v := cells.one(c))), "")
+        if points:
+            row.fields["storyPoints"] = _number(points, "story points", row)
+        if due := cells.one("Due date"):
+            row.fields["dueDate"] = _jira_date(due, row)
+        sprints = [s for s in cells.all("Sprint") if s]
+        if sprints:
+            row.sprint = sprints[-1]
+            sprint_names.extend(s for s in sprints if s not in sprint_names)
+        row.parent = (
+            cells.one("Parent id")
+            or cells.one("Parent")
+            or cells.one("Custom field (Epic Link)")
+            or None
+        )
+        for column, value in cells.items():
+            if value and (match := LINK_COLUMN.match(column)):
+                side, name = match.group(1).lower(), match.group(2).lower()
+                kind_of_link = JIRA_LINKS.get((side, name), "relates_to")
+                row.relations.append((kind_of_link, value))
+        rows.append(row)
+    rows = _in_key_order(rows)
+    for row in rows:
+        if row.parent is not None:
+            row.parent = ids.get(row.parent, row.parent)
+    notes = ["Jira status → status:"]
+    notes += [f"  {src!r} → {dst} ({n} rows)" for (src, dst), n in sorted(seen_status.items())]
+    notes.append("Jira issue type → type:")
+    notes += [f"  {src!r} → {dst} ({n} rows)" for (src, dst), n in sorted(seen_type.items())]
+    notes.append("Reporter and Created are not imported: items are created by the importing key.")
+    return Plan(rows=rows, sprints=[SprintPlan(ref=n, name=n) for n in sprint_names], notes=notes)
+
+
+def read_csv(text: str) -> Plan:
+    """Our own columns (README lists them); lists separated by `;`."""
+    header, records = _records(text)
+    unknown = [c for c in header if c not in OWN_COLUMNS]
+    rows: list[Row] = []
+    sprint_names: list[str] = []
+    for line, values in records:
+        cells = _Cells(header, values)
+        row = Row(line=line, ref=cells.one("key") or f"line {line}", fields={})
+        row.errors.extend(f"unknown column {c!r}" for c in unknown)
+        row.fields["title"] = cells.one("title")
+        for name in ("type", "status", "priority", "description", "dueDate"):
+            if value := cells.one(name):
+                row.fields[name] = value
+        for name in ("storyPoints", "estimatedHours"):
+            if value := cells.one(name):
+                row.fields[name] = _number(value, name, row)
+        if flagged := cells.one("flagged"):
+            if flagged.lower() not in ("true", "false"):
+                row.errors.append(f"flagged: {flagged!r} is not true or false")
+            row.fields["flagged"] = flagged.lower() == "true"
+        if labels := _list(cells.one("labels")):
+            row.fields["labels"] = labels
+        row.assignees = _list(cells.one("assignees"))
+        if sprint := cells.one("sprint"):
+            row.sprint = sprint
+            if sprint not in sprint_names:
+                sprint_names.append(sprint)
+        row.parent = cells.one("parent") or None
+        for column, kind in (("blocks", "blocks"), ("relatesTo", "relates_to")):
+            row.relations += [(kind, target) for target in _list(cells.one(column))]
+        row.relations += [("duplicates", t) for t in _list(cells.one("duplicates"))]
+        rows.append(row)
+    return Plan(rows=rows, sprints=[SprintPlan(ref=n, name=n) for n in sprint_names])
+
+
+def read_json(text: str) -> Plan:
+    """A document `sprintboard export` wrote, of exactly one project."""
+    document = json.loads(text)
+    if not isinstance(document, dict) or document.get("format") != "sprintboard-export":
+        raise ValueError("not a sprintboard export (its 'format' is not 'sprintboard-export')")
+    projects = document.get("projects") or []
+    if len(projects) != 1:
+        raise ValueError(
+            f"the export holds {len(projects)} projects; export one with --project to import it"
+        )
+    project = projects[0]
+    sprints = [
+        SprintPlan(
+            ref=s["$id"],
+            name=s["name"],
+            status=s["status"],
+            goal=s.get("goal"),
+            start_date=s.get("startDate"),
+            end_date=s.get("endDate"),
+        )
+        for s in project["sprints"]
+    ]
+    rows: list[Row] = []
+    for index, item in enumerate(project["items"], start=1):
+        fields = {k: item[k] for k in _ITEM_FIELDS if item.get(k) not in (None, [], False)}
+        row = Row(
+            line=index,
+            ref=item["$id"],
+            fields=fields,
+            assignees=list(item.get("assignees", [])),
+            sprint=item.get("sprintId"),
+            parent=item.get("parentId"),
+            comments=[c["body"] for c in item.get("comments", [])],
+            time_logs=[
+                {k: log[k] for k in ("hours", "date", "note") if log.get(k) is not None}
+                for log in item.get("timeLogs", [])
+            ],
+        )
+        rows.append(row)
+    by_id = {row.ref: row for row in rows}
+    for relation in project.get("relations", []):
+        if relation["from"] in by_id:
+            by_id[relation["from"]].relations.append((relation["type"], relation["to"]))
+    return Plan(rows=rows, sprints=sprints)
+
+
+_ITEM_FIELDS = (
+    "title",
+    "type",
+    "status",
+    "priority",
+    "description",
+    "labels",
+    "dueDate",
+    "estimatedHours",
+    "storyPoints",
+    "flagged",
+    "position",
+)
+
+
+class _Cells:
+    """One CSV record, read by column name; Jira repeats a column for each value of a list."""
+
+    def __init__(self, header: list[str], values: list[str]) -> None:
+        self._pairs = list(zip(header, values, strict=False))
+
+    def one(self, column: str) -> str:
+        return next((v.strip() for c, v in self._pairs if c == column and v.strip()), "")
+
+    def all(self, column: str) -> list[str]:
+        return [v.strip() for c, v in self._pairs if c == column]
+
+    def items(self) -> Iterator[tuple[str, str]]:
+        return ((c, v.strip()) for c, v in self._pairs)
+
+
+def _records(text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and each record with the line it starts on (a cell may span lines)."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    header = [column.strip() for column in next(reader, [])]
+    if not header:
+        raise ValueError("the file is empty: no header row")
+    records: list[tuple[int, list[str]]] = []
+    start = reader.line_num + 1
+    for values in reader:
+        if any(value.strip() for value in values):
+            records.append((start, values))
+        start = reader.line_num + 1
+    return header, records
+
+
+def _in_key_order(rows: list[Row]) -> list[Row]:
+    """Jira exports newest first; items are created oldest first, so keys keep their order."""
+
+    def number(row: Row) -> tuple[int, int]:
+        match = re.search(r"-(\d+)$", row.ref)
+        return (0, int(match.group(1))) if match else (1, row.line)
+
+    return sorted(rows, key=number)
+
+
+def _number(value: str, name: str, row: Row) -> Any:
+    try:
+        return float(value)
+    except ValueError:
+        row.errors.append(f"{name}: {value!r} is not a number")
+        return None
+
+
+def _jira_date(value: str, row: Row) -> str | None:
+    for pattern in JIRA_DATES:
+        try:
+            return datetime.strptime(value, pattern).date().isoformat()
+        except ValueError:
+            continue
+    row.errors.append(f"due date: {value!r} is not a date Jira exports (e.g. 12/Dec/25)")
+    return None
+
+
+def _list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(";") if part.strip()]
+
+
+def sprint_fields(sprint: SprintPlan) -> Json:
+    """The create body of a sprint of the plan (its status is reached afterwards)."""
+    body: dict[str, Any] = {"name": sprint.name}
+    for name, value in (
+        ("goal", sprint.goal),
+        ("startDate", sprint.start_date),
+        ("endDate", sprint.end_date),
+    ):
+        if value is not None:
+            body[name] = value
+    return body
