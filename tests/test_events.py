@@ -13,6 +13,8 @@ from sprintboard.events.schemas import EventType
 from sprintboard.models import Event
 from tests.factories import Api, add_member, make_project, make_user, make_workspace
 
+EMPTY_PAGE = {"documents": [], "total": 0, "nextCursor": None}
+
 
 def make_task(api: Api, project: dict[str, Any], **fields: Any) -> dict[str, Any]:
     body = {
@@ -72,7 +74,7 @@ def test_task_changes_appear_in_the_feed_in_order(admin: Api) -> None:
     rest = feed(admin, workspace["$id"], after=created["$id"], limit=1)
     assert rest["total"] == 2
     assert [e["$id"] for e in rest["documents"]] == [updated["$id"]]
-    assert feed(admin, workspace["$id"], after=removed["$id"]) == {"documents": [], "total": 0}
+    assert feed(admin, workspace["$id"], after=removed["$id"]) == EMPTY_PAGE
 
 
 def test_deleting_a_project_reports_each_item_and_sprint_deleted(admin: Api) -> None:
@@ -113,7 +115,7 @@ def test_feed_is_for_members_only(admin: Api) -> None:
     assert response.json()["error"]["code"] == "NOT_FOUND"
     viewer, viewer_api = make_user(admin)
     add_member(admin, workspace["$id"], viewer["$id"], "VIEWER")
-    assert feed(viewer_api, workspace["$id"]) == {"documents": [], "total": 0}
+    assert feed(viewer_api, workspace["$id"]) == EMPTY_PAGE
 
 
 def test_feed_cursor_must_be_an_event_of_the_workspace(admin: Api) -> None:
