@@ -256,7 +256,7 @@ def rate_budget_is_shared(topology: Topology, clients: Clients) -> dict[str, Any
 
 # --- 3 -----------------------------------------------------------------------------------
 
-RESENT_AFTER_2XX_IS_A_FAILURE = False
+RESENT_AFTER_2XX_IS_A_FAILURE = True
 """Whether a delivery answered 2xx well before its worker was killed must not arrive again
 (CONTRACT §14, "Fair delivery"). Not yet so on this branch: a worker records a round's
 outcomes together, after the slowest send, so a kill in between sends the answered ones
