@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.db import Database
-from tests.factories import Api, make_org_admin
+from tests.factories import TEST_SECRET_KEY, Api, make_org_admin
 from tests.servers import free_port
 
 KEY = "sb_" + "k" * 43
@@ -32,7 +32,9 @@ def unreachable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Test
     else:
         url = f"sqlite:///{tmp_path / 'gone' / 'sprintboard.db'}"
     database = Database(url)
-    settings = Settings(database_url=url, deliver_events=False, gc_freeze=False)
+    settings = Settings(
+        database_url=url, deliver_events=False, gc_freeze=False, secret_key=TEST_SECRET_KEY
+    )
     with TestClient(create_app(settings, database=database), base_url="http://testserver") as c:
         yield c
     database.dispose()

@@ -38,6 +38,7 @@ EXEMPT: dict[str, str] = {
     f"{API}/sessions": "exchanges the caller's own key for a browser session",
     f"{API}/sessions/current": "the caller's own browser session",
     f"{API}/events/stream": "an endless stream; its 404 for non-members is in test_stream",
+    "/mcp": "the MCP endpoint: each tool is an API call with the caller's key (test_mcp)",
 }
 
 # What a path parameter names, by (path prefix, parameter); prefix "" matches any path.

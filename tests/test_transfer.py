@@ -185,6 +185,9 @@ def test_export_then_import_then_export_gives_the_same_document(
         path = tmp_path / "export.json"
         path.write_text(first_export.stdout)
         target_workspace, target_project = team(api, "Round trip 2", "RNE")
+        for member in api.members(workspace):  # (the same people, in another workspace)
+            if member["userId"] not in {m["userId"] for m in api.members(target_workspace)}:
+                api.add_member(target_workspace, member["userId"], "MEMBER")
         imported = server.run(
             "import",
             "json",

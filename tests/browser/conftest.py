@@ -61,7 +61,7 @@ class Board:
         return data
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
     folder = tmp_path_factory.mktemp("browser")
     url = f"sqlite:///{folder / 'board.db'}"
@@ -79,17 +79,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
         yield running, key
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def base_url(server: tuple[Server, str]) -> str:
     return server[0].base_url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def admin_key(server: tuple[Server, str]) -> str:
     return server[1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def api(base_url: str, admin_key: str) -> Iterator[httpx.Client]:
     with httpx.Client(
         base_url=f"{base_url}/api/v1",
@@ -99,13 +99,13 @@ def api(base_url: str, admin_key: str) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     # No skip: a missing or broken Chromium fails every browser test.
     launched = playwright.chromium.launch(

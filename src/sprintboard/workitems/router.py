@@ -147,7 +147,10 @@ async def _limit_bulk_size(request: Request) -> None:
 )
 async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: CallerDep) -> Response:
     """Each entry as `POST /tasks` takes it, all of one workspace; all or nothing. Keys are
-    consecutive per project in request order; the answer lists the items in that order."""
+    consecutive per project in request order; the answer lists the items in that order.
+
+    Rules the document cannot state: `tasks` name one workspace (else `mixed_workspaces`).
+    """
     access = access_workspace_id(session, caller, bulk_create.workspace_of(body.tasks))
     access.require(Permission.WORK_ITEM_WRITE)
     created = bulk_create.bulk_create(session, access=access, entries=body.tasks)

@@ -1,7 +1,7 @@
 from datetime import date
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from sprintboard.schemas import (
@@ -88,8 +88,14 @@ class TaskUpdate(RequestModel):
 class BulkEntry(TaskUpdate):
     """One item of a bulk update, named by `$id` or `key`, with any field PATCH takes."""
 
-    id: Ref | None = Field(None, alias="$id")
-    key: Ref | None = Field(None, description="The item's key, instead of `$id`.")
+    # Exactly one of the two names the item (the document says so with `oneOf`); an
+    # explicit null is refused, as for PATCH's fields.
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["$id"]}, {"required": ["key"]}]}
+    )
+
+    id: Ref = Field(None, alias="$id")  # type: ignore[assignment]
+    key: Ref = Field(None, description="The item's key, instead of `$id`.")  # type: ignore[assignment]
 
     @model_validator(mode="after")
     def _named_once(self) -> "BulkEntry":
