@@ -4,6 +4,7 @@ import hmac
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -15,7 +16,7 @@ from sprintboard.credentials import hash_secret, new_secret, well_formed
 from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.identity.schemas import EMAIL_PATTERN
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
-from sprintboard.sql import raw
+from sprintboard.sql import Raw, raw
 
 MAX_KEYS_PER_USER = 25
 """Unrevoked keys one user may hold: each is a way in to revoke when a user leaves."""
@@ -51,6 +52,27 @@ def authenticate(session: Session, secret: str) -> Caller:
     expires = codec.moment(expires_at)
     if expires is not None and expires <= now:
         raise Unauthenticated("This API key has expired.")
+    return key_caller(
+        db,
+        now=now,
+        key=(key_id, permissions, workspace_id, last_used_at),
+        user=(row[7], row[8], row[9], row[10]),
+    )
+
+
+def key_caller(
+    db: Raw,
+    *,
+    now: datetime,
+    key: tuple[str, Any, str | None, Any],
+    user: tuple[str, str, str, Any],
+    session_id: str | None = None,
+) -> Caller:
+    """The caller a usable key (`id, permissions, workspace_id, last_used_at`) makes for its
+    user (`id, name, email, is_org_admin`), directly or through a browser session; the key's
+    `lastUsedAt` is written at most once per `LAST_USED_RESOLUTION`."""
+    key_id, permissions, workspace_id, last_used_at = key
+    codec = db.codec
     last_used = codec.moment(last_used_at)
     if last_used is None or now - last_used >= LAST_USED_RESOLUTION:
         db.execute(
@@ -59,13 +81,14 @@ def authenticate(session: Session, secret: str) -> Caller:
         )
     permissions = codec.json(permissions)
     return Caller(
-        user_id=row[7],
-        name=row[8],
-        email=row[9],
-        is_org_admin=codec.bool(row[10]),
+        user_id=user[0],
+        name=user[1],
+        email=user[2],
+        is_org_admin=codec.bool(user[3]),
         key_id=key_id,
         key_permissions=frozenset(permissions) if permissions is not None else None,
         key_workspace_id=workspace_id,
+        session_id=session_id,
     )
 
 

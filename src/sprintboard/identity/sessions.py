@@ -19,7 +19,7 @@ from starlette.requests import Request
 
 from sprintboard.access import Caller
 from sprintboard.errors import CrossSiteRefused, NotFound, Unauthenticated
-from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate
+from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate, key_caller
 from sprintboard.models import BrowserSession, utcnow
 from sprintboard.sql import raw
 
@@ -123,21 +123,11 @@ def authenticate_session(session: Session, token: str) -> Caller:
             "UPDATE browser_sessions SET last_used_at = :now WHERE id = :id",
             {"now": codec.param(now), "id": session_id},
         )
-    key_last_used = codec.moment(key_used)
-    if key_last_used is None or now - key_last_used >= LAST_USED_RESOLUTION:
-        db.execute(
-            "UPDATE api_keys SET last_used_at = :now WHERE id = :id",
-            {"now": codec.param(now), "id": key_id},
-        )
-    permissions = codec.json(permissions)
-    return Caller(
-        user_id=row[9],
-        name=row[10],
-        email=row[11],
-        is_org_admin=codec.bool(row[12]),
-        key_id=key_id,
-        key_permissions=frozenset(permissions) if permissions is not None else None,
-        key_workspace_id=workspace_id,
+    return key_caller(
+        db,
+        now=now,
+        key=(key_id, permissions, workspace_id, key_used),
+        user=(row[9], row[10], row[11], row[12]),
         session_id=session_id,
     )
 

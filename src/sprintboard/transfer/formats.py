@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from sprintboard.transfer.plan import Json, Plan, Row, SprintPlan
+from sprintboard.transfer.plan import ITEM_FIELDS, Json, Plan, Row, SprintPlan
 
 JIRA_STATUSES = {
     "backlog": "BACKLOG",
@@ -239,7 +239,7 @@ def read_json(text: str) -> Plan:
     ]
     rows: list[Row] = []
     for index, item in enumerate(project["items"], start=1):
-        fields = {k: item[k] for k in _ITEM_FIELDS if item.get(k) not in (None, [], False)}
+        fields = {k: item[k] for k in ITEM_FIELDS if item.get(k) not in (None, [], False)}
         row = Row(
             line=index,
             ref=item["$id"],
@@ -259,21 +259,6 @@ def read_json(text: str) -> Plan:
         if relation["from"] in by_id:
             by_id[relation["from"]].relations.append((relation["type"], relation["to"]))
     return Plan(rows=rows, sprints=sprints)
-
-
-_ITEM_FIELDS = (
-    "title",
-    "type",
-    "status",
-    "priority",
-    "description",
-    "labels",
-    "dueDate",
-    "estimatedHours",
-    "storyPoints",
-    "flagged",
-    "position",
-)
 
 
 class _Cells:

@@ -8,7 +8,7 @@ from typing import Any
 
 from sprintboard.client import Client
 from sprintboard.transfer.formats import sprint_fields
-from sprintboard.transfer.plan import Json, Plan, check
+from sprintboard.transfer.plan import ITEM_FIELDS, Json, Plan, check
 
 BULK = 500
 Progress = Callable[[str], None]
@@ -166,23 +166,7 @@ def _sprint(sprint: Json) -> Json:
 
 
 def _item(item: Json, users: dict[str, str]) -> Json:
-    fields = (
-        "$id",
-        "key",
-        "title",
-        "type",
-        "status",
-        "priority",
-        "description",
-        "labels",
-        "dueDate",
-        "estimatedHours",
-        "storyPoints",
-        "flagged",
-        "position",
-        "sprintId",
-        "parentId",
-    )
+    fields = ("$id", "key", *ITEM_FIELDS, "sprintId", "parentId")
     exported: dict[str, Any] = {k: item.get(k) for k in fields}
     exported["assignees"] = sorted(a["email"] for a in item.get("assignees", []))
     exported["comments"] = [
