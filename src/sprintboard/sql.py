@@ -266,8 +266,12 @@ class _Kept:
 
 
 def _broken(connection: PoolProxiedConnection) -> bool:
-    """Whether the server dropped the connection (psycopg notices on the failed statement)."""
+    """Whether the server dropped the connection (psycopg notices on the failed statement),
+    or it was given back already: a re-run that found the database still down (a restart
+    under way) leaves its thread holding the invalidated connection, to replace next time."""
     driver_connection = connection.driver_connection
+    if driver_connection is None:
+        return True
     return bool(
         getattr(driver_connection, "broken", False) or getattr(driver_connection, "closed", False)
     )
