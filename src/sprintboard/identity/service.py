@@ -92,25 +92,23 @@ def key_caller(
     )
 
 
-_USABLE_KEY = """
-SELECT k.id, k.user_id, k.expires_at
-FROM api_keys k JOIN users u ON u.id = k.user_id
-WHERE k.secret_hash = :secret_hash AND k.revoked_at IS NULL AND u.active
-"""
-
-
 def usable_key(session: Session, secret_hash: str) -> tuple[str, str] | None:
     """The id and owner of the key with this secret hash if it would authenticate (neither
     revoked nor expired, its user active): what the middleware needs before the route
-    authenticates (the rate budget to draw on, the idempotency record to claim)."""
-    db = raw(session)
-    row = db.row(_USABLE_KEY, {"secret_hash": secret_hash})
-    if row is None:
+    authenticates (the rate budget to draw on, the idempotency record to claim).
+
+    Through the ORM, not `sql.raw`: middleware runs this in any worker thread, and a read
+    session's plain SQL would keep a connection for each such thread; the ORM's goes back to
+    the pool when the session closes.
+    """
+    row = session.execute(
+        select(ApiKey.id, ApiKey.user_id, ApiKey.expires_at)
+        .join(User, User.id == ApiKey.user_id)
+        .where(ApiKey.secret_hash == secret_hash, ApiKey.revoked_at.is_(None), User.active)
+    ).first()
+    if row is None or (row.expires_at is not None and row.expires_at <= utcnow()):
         return None
-    expires = db.codec.moment(row[2])
-    if expires is not None and expires <= utcnow():
-        return None
-    return row[0], row[1]
+    return row.id, row.user_id
 
 
 def create_user(session: Session, *, name: str, email: str, is_org_admin: bool = False) -> User:
