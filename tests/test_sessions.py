@@ -312,6 +312,25 @@ def test_a_session_has_a_rate_budget(settings: Settings, database: Database, adm
     assert statuses == [200, 200, 200, 429]
 
 
+def test_a_session_draws_on_its_users_budget_with_their_keys(
+    settings: Settings, database: Database, admin: Api
+) -> None:
+    user, alice = make_user(admin)
+    second = admin.ok("POST", f"/users/{user['$id']}/keys", {"name": "second"})["key"]
+    limited = settings.model_copy(update={"rate_limit": "4/minute"})
+    with TestClient(create_app(limited, database=database), base_url=ORIGIN) as client:
+        browser = Browser(client)
+        assert browser.sign_in(alice.key or "").status_code == 201
+        by_cookie = [browser.request("GET", "/me") for _ in range(2)]
+        client.cookies.clear()
+        by_key = [
+            client.get(f"{API}/me", headers={"Authorization": f"Bearer {second}"}) for _ in range(3)
+        ]
+    remaining = [int(r.headers["RateLimit-Remaining"]) for r in (*by_cookie, *by_key)]
+    assert remaining == [3, 2, 1, 0, 0]
+    assert [r.status_code for r in by_key] == [200, 200, 429]
+
+
 def test_the_sign_in_form_is_validated_as_the_json_body_is(browser: Browser) -> None:
     form = {"Content-Type": "application/x-www-form-urlencoded"}
     for body, reason in (

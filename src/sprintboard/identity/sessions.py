@@ -13,14 +13,14 @@ import secrets
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from starlette.requests import Request
 
 from sprintboard.access import Caller
 from sprintboard.errors import CrossSiteRefused, NotFound, Unauthenticated
 from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate, key_caller
-from sprintboard.models import BrowserSession, utcnow
+from sprintboard.models import ApiKey, BrowserSession, User, utcnow
 from sprintboard.sql import raw
 
 COOKIE = "sb_session"
@@ -75,14 +75,6 @@ JOIN users u ON u.id = k.user_id
 WHERE s.token_hash = :token_hash AND u.active
 """
 
-_OWNER = """
-SELECT k.user_id
-FROM browser_sessions s
-JOIN api_keys k ON k.id = s.api_key_id
-JOIN users u ON u.id = k.user_id
-WHERE s.token_hash = :token_hash AND k.revoked_at IS NULL AND u.active
-"""
-
 
 def well_formed(token: str) -> bool:
     return _TOKEN.match(token) is not None
@@ -90,9 +82,15 @@ def well_formed(token: str) -> bool:
 
 def session_owner(session: Session, token_hash: str) -> str | None:
     """The user a session acts for, if it may still act (the rate budget it draws on); the
-    route checks the rest (idle time, the key's expiry)."""
-    row = raw(session).row(_OWNER, {"token_hash": token_hash})
-    return None if row is None else str(row[0])
+    route checks the rest (idle time, the key's expiry). Through the ORM, as
+    `service.usable_key` is, for the same reason: middleware runs it in any worker thread."""
+    owner: str | None = session.scalar(
+        select(ApiKey.user_id)
+        .join(BrowserSession, BrowserSession.api_key_id == ApiKey.id)
+        .join(User, User.id == ApiKey.user_id)
+        .where(BrowserSession.token_hash == token_hash, ApiKey.revoked_at.is_(None), User.active)
+    )
+    return owner
 
 
 def authenticate_session(session: Session, token: str) -> Caller:
