@@ -3,18 +3,25 @@
 A cursor is URL-safe base64 of `[fingerprint, position]`: the fingerprint is a hash of the
 list's filters and order (everything but the paging itself), so a cursor sent with other
 filters or another order is refused (400 `invalid_value` on `cursor`) instead of continuing
-some other list from an unrelated place. The position is the list's own business: the sort
-keys of the last item shown (keyset paging, `GET /tasks`) or the number of records shown so
-far. Clients never parse it.
+some other list from an unrelated place. The position is the sort keys of the last item
+shown: every list has a total order ending in a unique key, and the next page is the items
+strictly after that one (keyset paging), so items created or deleted meanwhile never make a
+page repeat or skip one. Clients never parse it.
 """
 
 import base64
 import binascii
 import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 import orjson
+from sqlalchemy import ColumnElement, Select, and_, false, or_
+from sqlalchemy.orm import QueryableAttribute, Session
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import UnaryExpression
 
 from sprintboard.errors import InvalidRequest
 
@@ -76,3 +83,64 @@ def _untagged(value: Any) -> Any:
             pass
         raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
     return value
+
+
+SortKey = ColumnElement[Any] | QueryableAttribute[Any]
+"""A column or expression to sort by; `.desc()` of one for descending."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The page a list request asks for: `limit` items, `offset` more skipped, after the item
+    whose sort keys are `after` (a cursor's position; None on the first page)."""
+
+    limit: int
+    offset: int
+    after: Any
+    query_fingerprint: str
+
+    def next_cursor(self, last_keys: Sequence[Any] | None) -> str | None:
+        """The cursor of the page after one whose last item had these sort keys (None: it was
+        the last page)."""
+        return None if last_keys is None else encode(self.query_fingerprint, list(last_keys))
+
+    def rows(
+        self, session: Session, query: Select[*tuple[Any, ...]], *order: SortKey
+    ) -> tuple[list[Any], str | None]:
+        """This page of `query` in `order` (columns, `.desc()` for descending, the last one
+        unique), and the next page's cursor. Items are single entities or, for a query of
+        several columns, tuples. A nullable key needs an `IS NULL` key before it: "after" a
+        row whose key is NULL means equal on it, never greater.
+        """
+        keys = [_key(expression) for expression in order]
+        if self.after is not None:
+            query = query.where(_after(keys, self.after))
+        width = len(query.selected_columns)
+        query = query.add_columns(*(key for key, _ in keys)).order_by(*order)
+        rows = session.execute(query.limit(self.limit + 1).offset(self.offset)).all()
+        shown = rows[: self.limit]
+        items = [row[0] if width == 1 else tuple(row[:width]) for row in shown]
+        return items, self.next_cursor(shown[-1][width:] if len(rows) > self.limit else None)
+
+
+def _key(expression: SortKey) -> tuple[SortKey, bool]:
+    """A sort expression as (the key, descending)."""
+    if isinstance(expression, UnaryExpression) and expression.modifier is operators.desc_op:
+        return expression.element, True
+    return expression, False
+
+
+def _after(keys: list[tuple[SortKey, bool]], values: Any) -> ColumnElement[bool]:
+    """Rows strictly after the one with these key values: equal on every earlier key and
+    after on this one, for some key."""
+    if not isinstance(values, list) or len(values) != len(keys):
+        raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
+    alternatives: list[ColumnElement[bool]] = []
+    equal: list[ColumnElement[bool]] = []
+    for (key, descending), value in zip(keys, values, strict=True):
+        if value is None:
+            equal.append(key.is_(None))
+            continue
+        alternatives.append(and_(*equal, key < value if descending else key > value))
+        equal.append(key == value)
+    return or_(false(), *alternatives)

@@ -4,7 +4,7 @@ goes out with its `ETag`.
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 from starlette.responses import JSONResponse as StarletteJSONResponse
@@ -48,22 +48,15 @@ def one(
     return JSONResponse({"data": record}, status_code=status, headers=headers)
 
 
-class Paging(Protocol):
-    def next_cursor(self, shown: int, total: int) -> str | None: ...
-
-
 def many(
     documents: Sequence[dict[str, Any]],
     total: int,
-    page: Paging | None = None,
     *,
     next_cursor: str | None = None,
     status: int = 200,
 ) -> JSONResponse:
-    """A list page; its `nextCursor` is given, or what `page` (offset paging) makes of it,
-    or null (a list that is not paged, as a bulk update's answer)."""
-    if page is not None:
-        next_cursor = page.next_cursor(len(documents), total)
+    """A list page and its `nextCursor` (none for a list that is not paged, as a bulk
+    update's answer)."""
     page_data = {"documents": list(documents), "total": total, "nextCursor": next_cursor}
     return JSONResponse({"data": page_data}, status_code=status)
 

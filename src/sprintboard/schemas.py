@@ -275,14 +275,7 @@ _PAGING = frozenset({"limit", "offset", "cursor"})
 
 class PageQuery(QueryModel):
     """`limit`, `offset` and `cursor`, as `PageDep` takes them, for a route with a
-    `QueryModel`.
-
-    A list whose order has a unique key pages by it (`keyset`: the cursor holds the last
-    item's sort keys, which the list reads with `resume_after`); any other list's cursor
-    holds the number of records shown so far, and becomes the `offset` here.
-    """
-
-    keyset: ClassVar[bool] = False
+    `QueryModel`. Every list pages by its sort keys (`cursors.Window`)."""
 
     limit: int = Field(50, ge=1, le=500, description="Page size (at most 500).")
     offset: int = Field(0, ge=0, le=10_000_000, description="Records to skip.")
@@ -293,29 +286,23 @@ class PageQuery(QueryModel):
         "and order (then `offset` counts from there).",
     )
 
-    @model_validator(mode="after")
-    def _resume_from_cursor(self) -> "PageQuery":
-        if self.cursor is None or self.keyset:
-            return self
-        shown = cursors.decode(self.cursor, self.fingerprint())
-        if not isinstance(shown, int) or isinstance(shown, bool) or shown < 0:
-            raise InvalidRequest("cursor", "invalid_value", "cursor: not a cursor of this list.")
-        return self.model_copy(update={"offset": shown + self.offset})
+    def fingerprint(self, scope: tuple[Any, ...] = ()) -> str:
+        """What a cursor of this list is tied to: its filters and order, and `scope` (the
+        list's name and the filters it takes outside this model: path, other parameters)."""
+        query = self.model_dump(mode="json", exclude=set(_PAGING))
+        return cursors.fingerprint({**query, "scope": list(scope)} if scope else query)
 
-    def fingerprint(self) -> str:
-        """What a cursor of this list is tied to: its filters and order."""
-        return cursors.fingerprint(self.model_dump(mode="json", exclude=set(_PAGING)))
+    def window(self, *scope: Any) -> cursors.Window:
+        """The page asked for; 400 `invalid_value` on `cursor` for one made by another list
+        or with other filters (see `fingerprint` for `scope`)."""
+        query_fingerprint = self.fingerprint(scope)
+        after = None if self.cursor is None else cursors.decode(self.cursor, query_fingerprint)
+        return cursors.Window(self.limit, self.offset, after, query_fingerprint)
 
     def resume_after(self) -> Any:
-        """The sort keys a keyset cursor holds (None without a cursor)."""
-        return None if self.cursor is None else cursors.decode(self.cursor, self.fingerprint())
+        """The sort keys a cursor holds (None without a cursor)."""
+        return self.window().after
 
     def next_keyset_cursor(self, last_keys: list[Any] | None) -> str | None:
         """The cursor of the page after one whose last item had these sort keys."""
-        return None if last_keys is None else cursors.encode(self.fingerprint(), last_keys)
-
-    def next_cursor(self, shown: int, total: int) -> str | None:
-        """The cursor of the page after one that showed `shown` records (offset paging)."""
-        if self.offset + shown >= total or not shown:
-            return None
-        return cursors.encode(self.fingerprint(), self.offset + shown)
+        return cursors.Window(0, 0, None, self.fingerprint()).next_cursor(last_keys)

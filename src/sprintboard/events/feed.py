@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from sprintboard.cursors import Window
 from sprintboard.errors import InvalidRequest
 from sprintboard.models import Event, User
 from sprintboard.responses import iso
@@ -38,18 +39,17 @@ def cursor_seq(session: Session, *, workspace_id: str, after: str, field: str = 
 
 
 def item_activity(
-    session: Session, *, work_item_id: str, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+    session: Session, *, work_item_id: str, window: Window
+) -> tuple[list[dict[str, Any]], int, str | None]:
     """One work item's history, oldest first, each event with its actor embedded."""
     criterion = Event.subject_id == work_item_id
-    rows = session.execute(
+    rows, next_cursor = window.rows(
+        session,
         select(Event, User.id, User.name, User.email)
         .outerjoin(User, User.id == Event.actor_id)
-        .where(criterion)
-        .order_by(Event.seq)
-        .limit(limit)
-        .offset(offset)
-    ).all()
+        .where(criterion),
+        Event.seq,
+    )
     total = session.scalar(select(func.count()).where(criterion)) or 0
     activity = [
         {
@@ -59,7 +59,7 @@ def item_activity(
         }
         for event, user_id, name, email in rows
     ]
-    return activity, total
+    return activity, total, next_cursor
 
 
 def event_json(event: Event) -> dict[str, Any]:

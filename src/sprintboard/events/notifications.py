@@ -1,32 +1,31 @@
 """The in-app inbox: reading and marking a user's notifications (written by the outbox)."""
 
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, own_notifications
+from sprintboard.cursors import Window
 from sprintboard.models import Notification, utcnow
 from sprintboard.responses import iso
 
 
 def list_notifications(
-    session: Session, *, caller: Caller, unread_only: bool, limit: int, offset: int
-) -> tuple[Sequence[Notification], int]:
+    session: Session, *, caller: Caller, unread_only: bool, window: Window
+) -> tuple[list[Notification], int, str | None]:
     """The caller's notifications, newest first."""
     criteria = [own_notifications(caller)]
     if unread_only:
         criteria.append(Notification.read.is_(False))
-    notifications = session.scalars(
-        select(Notification)
-        .where(*criteria)
-        .order_by(Notification.created_at.desc(), Notification.id.desc())
-        .limit(limit)
-        .offset(offset)
-    ).all()
+    notifications, next_cursor = window.rows(
+        session,
+        select(Notification).where(*criteria),
+        Notification.created_at.desc(),
+        Notification.id.desc(),
+    )
     total = session.scalar(select(func.count()).select_from(Notification).where(*criteria))
-    return notifications, total or 0
+    return notifications, total or 0, next_cursor
 
 
 def mark_read(notification: Notification) -> Notification:

@@ -131,10 +131,10 @@ async def list_task_activity(
 ) -> Response:
     """The item's events, oldest first, each with its `actor` and `changes`."""
     item, _ = access_work_item(session, caller, ref)
-    activity, total = feed.item_activity(
-        session, work_item_id=item.id, limit=page.limit, offset=page.offset
+    activity, total, next_cursor = feed.item_activity(
+        session, work_item_id=item.id, window=page.window("activity", item.id)
     )
-    return many(activity, total, page)
+    return many(activity, total, next_cursor=next_cursor)
 
 
 @router.get(
@@ -152,10 +152,10 @@ async def list_notifications(
         bool, Query(description="`true`: only unread ones; absent or `false`: all.")
     ] = False,
 ) -> Response:
-    found, total = notifications.list_notifications(
-        session, caller=caller, unread_only=unread, limit=page.limit, offset=page.offset
+    found, total, next_cursor = notifications.list_notifications(
+        session, caller=caller, unread_only=unread, window=page.window("notifications", unread)
     )
-    return many([notifications.notification_json(n) for n in found], total, page)
+    return many([notifications.notification_json(n) for n in found], total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -200,10 +200,10 @@ async def list_webhooks(
     workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     access_workspace_id(session, caller, workspace_id)  # (reading needs membership only)
-    found, total = webhooks.list_webhooks(
-        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    found, total, next_cursor = webhooks.list_webhooks(
+        session, workspace_id=workspace_id, window=page.window("webhooks", workspace_id)
     )
-    return many([webhooks.webhook_json(w) for w in found], total, page)
+    return many([webhooks.webhook_json(w) for w in found], total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -363,7 +363,10 @@ async def list_deliveries(
 ) -> Response:
     """Most recent event first: status, attempts, the last response status and error."""
     webhook, _ = access_webhook(session, caller, webhook_id)  # (reading needs membership only)
-    found, total = webhooks.list_deliveries(
-        session, webhook_id=webhook.id, status=status, limit=page.limit, offset=page.offset
+    found, total, next_cursor = webhooks.list_deliveries(
+        session,
+        webhook_id=webhook.id,
+        status=status,
+        window=page.window("deliveries", webhook.id, status),
     )
-    return many([webhooks.delivery_json(d) for d in found], total, page)
+    return many([webhooks.delivery_json(d) for d in found], total, next_cursor=next_cursor)

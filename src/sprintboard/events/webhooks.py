@@ -2,7 +2,6 @@
 
 import base64
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -11,6 +10,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from sprintboard.access import lock_workspace
+from sprintboard.cursors import Window
 from sprintboard.db import Database
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.events.service import deliveries_written
@@ -173,18 +173,14 @@ def seal_legacy_secrets(database: Database, box: SecretBox) -> int:
 
 
 def list_webhooks(
-    session: Session, *, workspace_id: str, limit: int, offset: int
-) -> tuple[Sequence[Webhook], int]:
+    session: Session, *, workspace_id: str, window: Window
+) -> tuple[list[Webhook], int, str | None]:
     criterion = Webhook.workspace_id == workspace_id
-    webhooks = session.scalars(
-        select(Webhook)
-        .where(criterion)
-        .order_by(Webhook.created_at, Webhook.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
+    webhooks, next_cursor = window.rows(
+        session, select(Webhook).where(criterion), Webhook.created_at, Webhook.id
+    )
     total = session.scalar(select(func.count()).select_from(Webhook).where(criterion))
-    return webhooks, total or 0
+    return webhooks, total or 0, next_cursor
 
 
 def delete_webhook(session: Session, webhook: Webhook) -> None:
@@ -194,25 +190,22 @@ def delete_webhook(session: Session, webhook: Webhook) -> None:
 
 
 def list_deliveries(
-    session: Session, *, webhook_id: str, status: str | None, limit: int, offset: int
-) -> tuple[Sequence[WebhookDelivery], int]:
+    session: Session, *, webhook_id: str, status: str | None, window: Window
+) -> tuple[list[WebhookDelivery], int, str | None]:
     """The webhook's deliveries, most recent event first."""
     criteria = [WebhookDelivery.webhook_id == webhook_id]
     if status is not None:
         criteria.append(WebhookDelivery.status == status)
-    deliveries = session.scalars(
-        select(WebhookDelivery)
-        .where(*criteria)
-        .order_by(
-            WebhookDelivery.created_at.desc(),
-            WebhookDelivery.event_seq.desc().nulls_first(),  # (a ping has none)
-            WebhookDelivery.id,
-        )
-        .limit(limit)
-        .offset(offset)
-    ).all()
+    deliveries, next_cursor = window.rows(
+        session,
+        select(WebhookDelivery).where(*criteria),
+        WebhookDelivery.created_at.desc(),
+        WebhookDelivery.event_seq.is_(None).desc(),  # (a ping has none: first, as NULLS FIRST)
+        WebhookDelivery.event_seq.desc(),
+        WebhookDelivery.id,
+    )
     total = session.scalar(select(func.count()).select_from(WebhookDelivery).where(*criteria))
-    return deliveries, total or 0
+    return deliveries, total or 0, next_cursor
 
 
 def shown_url(url: str) -> str:

@@ -61,8 +61,8 @@ async def create_user(body: UserCreate, session: SessionDep, caller: CallerDep) 
 )
 async def list_users(session: SessionDep, caller: CallerDep, page: PageDep) -> Response:
     caller.require_org_admin()
-    users, total = service.list_users(session, limit=page.limit, offset=page.offset)
-    return many([user_json(u) for u in users], total, page)
+    users, total, next_cursor = service.list_users(session, window=page.window("users"))
+    return many([user_json(u) for u in users], total, next_cursor=next_cursor)
 
 
 @router.patch(
@@ -106,8 +106,10 @@ async def list_user_keys(
 ) -> Response:
     caller.require_org_admin()
     owner = service.get_user(session, user_id)
-    keys, total = service.list_keys(session, user_id=owner.id, limit=page.limit, offset=page.offset)
-    return many([key_json(k) for k in keys], total)
+    keys, total, next_cursor = service.list_keys(
+        session, user_id=owner.id, window=page.window("keys", owner.id)
+    )
+    return many([key_json(k) for k in keys], total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -158,10 +160,10 @@ def _create_key(session: SessionDep, caller: CallerDep, owner_id: str, body: Key
 
 @router.get("/keys", response_model=Many[KeyRead], responses=error_responses(400))
 async def list_keys(session: SessionDep, caller: CallerDep, page: PageDep) -> Response:
-    keys, total = service.list_keys(
-        session, user_id=caller.user_id, limit=page.limit, offset=page.offset
+    keys, total, next_cursor = service.list_keys(
+        session, user_id=caller.user_id, window=page.window("keys", caller.user_id)
     )
-    return many([key_json(k) for k in keys], total, page)
+    return many([key_json(k) for k in keys], total, next_cursor=next_cursor)
 
 
 @router.delete(

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from sprintboard.access import Caller, Permission, for_change
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.credentials import hash_secret, new_secret, well_formed
+from sprintboard.cursors import Window
 from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.identity.schemas import EMAIL_PATTERN
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
@@ -127,12 +128,10 @@ def create_user(session: Session, *, name: str, email: str, is_org_admin: bool =
     return user
 
 
-def list_users(session: Session, *, limit: int, offset: int) -> tuple[Sequence[User], int]:
-    users = session.scalars(
-        select(User).order_by(User.created_at, User.id).limit(limit).offset(offset)
-    ).all()
+def list_users(session: Session, *, window: Window) -> tuple[list[User], int, str | None]:
+    users, next_cursor = window.rows(session, select(User), User.created_at, User.id)
     total = session.scalar(select(func.count()).select_from(User)) or 0
-    return users, total
+    return users, total, next_cursor
 
 
 def get_user(session: Session, user_id: str) -> User:
@@ -283,17 +282,14 @@ def _check_key_limit(session: Session, owner: User) -> None:
 
 
 def list_keys(
-    session: Session, *, user_id: str, limit: int, offset: int
-) -> tuple[Sequence[ApiKey], int]:
-    keys = session.scalars(
-        select(ApiKey)
-        .where(ApiKey.user_id == user_id)
-        .order_by(ApiKey.created_at, ApiKey.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    total = session.scalar(select(func.count()).where(ApiKey.user_id == user_id)) or 0
-    return keys, total
+    session: Session, *, user_id: str, window: Window
+) -> tuple[list[ApiKey], int, str | None]:
+    criterion = ApiKey.user_id == user_id
+    keys, next_cursor = window.rows(
+        session, select(ApiKey).where(criterion), ApiKey.created_at, ApiKey.id
+    )
+    total = session.scalar(select(func.count()).where(criterion)) or 0
+    return keys, total, next_cursor
 
 
 def revoke_key(

@@ -36,10 +36,10 @@ async def list_projects(
     workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     access_workspace_id(session, caller, workspace_id)
-    projects, total = service.list_projects(
-        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    projects, total, next_cursor = service.list_projects(
+        session, workspace_id=workspace_id, window=page.window("projects", workspace_id)
     )
-    return many([project_json(p) for p in projects], total, page)
+    return many([project_json(p) for p in projects], total, next_cursor=next_cursor)
 
 
 @router.post(

@@ -1,7 +1,6 @@
 """Projects: the containers of work items and sprints, each with a key (`WEB`) of its own."""
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select
@@ -9,6 +8,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, lock_workspace
+from sprintboard.cursors import Window
 from sprintboard.errors import Conflict
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, touched
@@ -67,17 +67,14 @@ def create_project(
 
 
 def list_projects(
-    session: Session, *, workspace_id: str, limit: int, offset: int
-) -> tuple[Sequence[Project], int]:
-    projects = session.scalars(
-        select(Project)
-        .where(Project.workspace_id == workspace_id)
-        .order_by(Project.created_at, Project.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    total = session.scalar(select(func.count()).where(Project.workspace_id == workspace_id))
-    return projects, total or 0
+    session: Session, *, workspace_id: str, window: Window
+) -> tuple[list[Project], int, str | None]:
+    criterion = Project.workspace_id == workspace_id
+    projects, next_cursor = window.rows(
+        session, select(Project).where(criterion), Project.created_at, Project.id
+    )
+    total = session.scalar(select(func.count()).where(criterion))
+    return projects, total or 0, next_cursor
 
 
 def update_project(

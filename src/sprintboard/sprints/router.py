@@ -69,15 +69,14 @@ async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDe
         access_workspace_id(session, caller, workspace_id)
     else:
         raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
-    sprints, total = service.list_sprints(
+    sprints, total, next_cursor = service.list_sprints(
         session,
         workspace_id=workspace_id,
         project_id=project_id,
         statuses=query.listed("status", get_args(SprintStatus)),
-        limit=query.limit,
-        offset=query.offset,
+        window=query.window(),
     )
-    return many(sprints, total, query)
+    return many(sprints, total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -114,13 +113,12 @@ async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: Call
         session, access=access, sprints=sprints, positions=positions
     )
     session.flush()
-    documents, total = service.list_sprints(
+    documents, total, _ = service.list_sprints(
         session,
         workspace_id=access.workspace_id,
         project_id=project_id,
         statuses=(),
-        limit=500,
-        offset=0,
+        window=SprintQuery(limit=500).window(),
     )
     return many(documents, total)
 

@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, WorkspaceAccess, for_change
+from sprintboard.cursors import Window
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
@@ -62,29 +63,29 @@ def list_sprints(
     workspace_id: str,
     project_id: str | None,
     statuses: Sequence[str],
-    limit: int,
-    offset: int,
-) -> tuple[list[dict[str, Any]], int]:
+    window: Window,
+) -> tuple[list[dict[str, Any]], int, str | None]:
     """Sprints in `position` order, each with its figures, counted in the same query."""
     criteria = [Sprint.workspace_id == workspace_id]
     if project_id is not None:
         criteria.append(Sprint.project_id == project_id)
     if statuses:
         criteria.append(Sprint.status.in_(statuses))
-    rows = session.execute(
+    rows, next_cursor = window.rows(
+        session,
         select(Sprint, *_figure_columns())
         .outerjoin(WorkItem, WorkItem.sprint_id == Sprint.id)
         .where(*criteria)
-        .group_by(Sprint.id)
-        .order_by(Sprint.position, Sprint.created_at, Sprint.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
+        .group_by(Sprint.id),
+        Sprint.position,
+        Sprint.created_at,
+        Sprint.id,
+    )
     total = session.scalar(select(func.count()).select_from(Sprint).where(*criteria)) or 0
     documents = [
         with_figures(sprint, (count, points, done)) for sprint, count, points, done in rows
     ]
-    return documents, total
+    return documents, total, next_cursor
 
 
 def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCreate) -> Sprint:

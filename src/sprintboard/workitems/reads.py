@@ -22,9 +22,10 @@ from sprintboard.access import (
     workspace_access,
 )
 from sprintboard.concurrency import etag
+from sprintboard.cursors import Window
 from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Raw, in_list, raw
-from sprintboard.workitems.ordering import Order
+from sprintboard.workitems.ordering import Order, SortKey
 
 
 def _item_columns(
@@ -485,14 +486,14 @@ _COMMENTS = "SELECT id, work_item_id, author_id, body, created_at, updated_at FR
 _TIME_LOGS = (
     "SELECT id, work_item_id, user_id, hours, day, note, created_at, updated_at FROM time_logs"
 )
-_ALL = 1_000_000_000
+_BY_CREATION = Order((SortKey("created_at"), SortKey("id")))
 
 
 def read_comments(
-    db: Raw, item_id: str, *, limit: int = _ALL, offset: int = 0
-) -> tuple[list[dict[str, Any]], int]:
-    """A work item's comments, oldest first, and how many it has."""
-    return _page_of(db, _COMMENTS, "comments", _comment, item_id, limit, offset)
+    db: Raw, item_id: str, window: Window
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """A page of a work item's comments, oldest first, how many it has, the next cursor."""
+    return _page_of(db, _COMMENTS, "comments", _comment, item_id, window)
 
 
 def read_comment(db: Raw, comment_id: str) -> dict[str, Any]:
@@ -500,10 +501,10 @@ def read_comment(db: Raw, comment_id: str) -> dict[str, Any]:
 
 
 def read_time_logs(
-    db: Raw, item_id: str, *, limit: int = _ALL, offset: int = 0
-) -> tuple[list[dict[str, Any]], int]:
-    """A work item's time logs, oldest first, and how many it has."""
-    return _page_of(db, _TIME_LOGS, "time_logs", _time_log, item_id, limit, offset)
+    db: Raw, item_id: str, window: Window
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """A page of a work item's time logs, oldest first, how many it has, the next cursor."""
+    return _page_of(db, _TIME_LOGS, "time_logs", _time_log, item_id, window)
 
 
 def read_time_log(db: Raw, log_id: str) -> dict[str, Any]:
@@ -530,20 +531,25 @@ def _page_of(
     table: str,
     to_record: Callable[[Sequence[Any], Codec], dict[str, Any]],
     item_id: str,
-    limit: int,
-    offset: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """A page of a work item's comments or time logs, and their total (counted only when
-    the page does not already show it)."""
+    window: Window,
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """A page of a work item's comments or time logs, their total (counted only when the
+    page does not already show it), and the next page's cursor."""
+    after, params = ("1 = 1", {}) if window.after is None else _BY_CREATION.after(window.after)
     rows = db.rows(
-        f"{select} WHERE work_item_id = :id ORDER BY created_at, id LIMIT :limit OFFSET :offset",
-        {"id": item_id, "limit": limit, "offset": offset},
+        f"{select} WHERE work_item_id = :id AND {after} ORDER BY {_BY_CREATION.order_by()}"
+        " LIMIT :limit OFFSET :offset",
+        {**params, "id": item_id, "limit": window.limit + 1, "offset": window.offset},
     )
-    records = [to_record(row, db.codec) for row in rows]
-    if offset == 0 and len(records) < limit:
-        return records, len(records)
+    shown = rows[: window.limit]
+    records = [to_record(row, db.codec) for row in shown]
+    # (Both selects begin with `id` and end with `created_at, updated_at`.)
+    last_keys = [shown[-1][-2], shown[-1][0]] if len(rows) > window.limit else None
+    next_cursor = window.next_cursor(last_keys)
+    if window.after is None and window.offset == 0 and next_cursor is None:
+        return records, len(records), None
     total = db.row(f"SELECT count(*) FROM {table} WHERE work_item_id = :id", {"id": item_id})
-    return records, int(total[0]) if total else 0
+    return records, int(total[0]) if total else 0, next_cursor
 
 
 def _comment(row: Sequence[Any], codec: Codec) -> dict[str, Any]:

@@ -252,10 +252,10 @@ async def list_comments(
     ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     item, _ = access_work_item(session, caller, ref)
-    comments, total = reads.read_comments(
-        raw(session), item.id, limit=page.limit, offset=page.offset
+    comments, total, next_cursor = reads.read_comments(
+        raw(session), item.id, page.window("comments", item.id)
     )
-    return many(comments, total, page)
+    return many(comments, total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -319,8 +319,10 @@ async def list_time_logs(
     ref: TaskRef, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     item, _ = access_work_item(session, caller, ref)
-    logs, total = reads.read_time_logs(raw(session), item.id, limit=page.limit, offset=page.offset)
-    return many(logs, total, page)
+    logs, total, next_cursor = reads.read_time_logs(
+        raw(session), item.id, page.window("time-logs", item.id)
+    )
+    return many(logs, total, next_cursor=next_cursor)
 
 
 @router.post(

@@ -254,8 +254,6 @@ SORT_PATTERN = f"^{_SORT_FIELD}(,{_SORT_FIELD})*$"
 class TaskQuery(PageQuery):
     """The filters and order of `GET /tasks`."""
 
-    keyset = True
-
     workspace_id: str | None = Field(
         None, alias="workspaceId", min_length=1, description="This or `projectId` is required."
     )

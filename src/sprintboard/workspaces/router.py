@@ -37,10 +37,10 @@ def _tag(workspace: Workspace) -> dict[str, str]:
 @router.get("/workspaces", response_model=Many[WorkspaceRead], responses=error_responses(400))
 async def list_workspaces(session: SessionDep, caller: CallerDep, page: PageDep) -> Response:
     """The caller's workspaces."""
-    workspaces, total = service.list_workspaces(
-        session, caller=caller, limit=page.limit, offset=page.offset
+    workspaces, total, next_cursor = service.list_workspaces(
+        session, caller=caller, window=page.window("workspaces")
     )
-    return many([workspace_json(w) for w in workspaces], total, page)
+    return many([workspace_json(w) for w in workspaces], total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -114,10 +114,10 @@ async def list_members(
     workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     access_workspace_id(session, caller, workspace_id)
-    rows, total = service.list_members(
-        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    rows, total, next_cursor = service.list_members(
+        session, workspace_id=workspace_id, window=page.window("members", workspace_id)
     )
-    return many([member_json(m, u) for m, u in rows], total, page)
+    return many([member_json(m, u) for m, u in rows], total, next_cursor=next_cursor)
 
 
 @router.post(
@@ -188,10 +188,10 @@ async def list_work_item_types(
 ) -> Response:
     """The workspace's custom types (TASK, BUG, STORY and EPIC always exist besides)."""
     access_workspace_id(session, caller, workspace_id)
-    types, total = service.list_work_item_types(
-        session, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    types, total, next_cursor = service.list_work_item_types(
+        session, workspace_id=workspace_id, window=page.window("types", workspace_id)
     )
-    return many([work_item_type_json(t) for t in types], total, page)
+    return many([work_item_type_json(t) for t in types], total, next_cursor=next_cursor)
 
 
 @router.post(

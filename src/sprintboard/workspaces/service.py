@@ -1,7 +1,5 @@
 """Workspaces, their members and their custom work item types."""
 
-from collections.abc import Sequence
-
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -15,6 +13,7 @@ from sprintboard.access import (
     visible_workspace_ids,
 )
 from sprintboard.concurrency import check_if_match, stamp_version
+from sprintboard.cursors import Window
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.models import (
     User,
@@ -41,18 +40,14 @@ def create_workspace(
 
 
 def list_workspaces(
-    session: Session, *, caller: Caller, limit: int, offset: int
-) -> tuple[Sequence[Workspace], int]:
+    session: Session, *, caller: Caller, window: Window
+) -> tuple[list[Workspace], int, str | None]:
     visible = Workspace.id.in_(visible_workspace_ids(caller))
-    workspaces = session.scalars(
-        select(Workspace)
-        .where(visible)
-        .order_by(Workspace.created_at, Workspace.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
+    workspaces, next_cursor = window.rows(
+        session, select(Workspace).where(visible), Workspace.created_at, Workspace.id
+    )
     total = session.scalar(select(func.count()).select_from(Workspace).where(visible)) or 0
-    return workspaces, total
+    return workspaces, total, next_cursor
 
 
 def update_workspace(
@@ -75,21 +70,19 @@ def delete_workspace(session: Session, workspace: Workspace) -> None:
 
 
 def list_members(
-    session: Session, *, workspace_id: str, limit: int, offset: int
-) -> tuple[Sequence[tuple[WorkspaceMember, User]], int]:
-    rows = session.execute(
+    session: Session, *, workspace_id: str, window: Window
+) -> tuple[list[tuple[WorkspaceMember, User]], int, str | None]:
+    criterion = WorkspaceMember.workspace_id == workspace_id
+    rows, next_cursor = window.rows(
+        session,
         select(WorkspaceMember, User)
         .join(User, User.id == WorkspaceMember.user_id)
-        .where(WorkspaceMember.workspace_id == workspace_id)
-        .order_by(WorkspaceMember.created_at, WorkspaceMember.id)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    total = (
-        session.scalar(select(func.count()).where(WorkspaceMember.workspace_id == workspace_id))
-        or 0
+        .where(criterion),
+        WorkspaceMember.created_at,
+        WorkspaceMember.id,
     )
-    return [(member, user) for member, user in rows], total
+    total = session.scalar(select(func.count()).where(criterion)) or 0
+    return rows, total, next_cursor
 
 
 def add_member(
@@ -167,17 +160,14 @@ def _ensure_another_admin(session: Session, workspace_id: str) -> None:
 
 
 def list_work_item_types(
-    session: Session, *, workspace_id: str, limit: int, offset: int
-) -> tuple[Sequence[WorkItemType], int]:
-    types = session.scalars(
-        select(WorkItemType)
-        .where(WorkItemType.workspace_id == workspace_id)
-        .order_by(WorkItemType.name)
-        .limit(limit)
-        .offset(offset)
-    ).all()
-    total = session.scalar(select(func.count()).where(WorkItemType.workspace_id == workspace_id))
-    return types, total or 0
+    session: Session, *, workspace_id: str, window: Window
+) -> tuple[list[WorkItemType], int, str | None]:
+    criterion = WorkItemType.workspace_id == workspace_id
+    types, next_cursor = window.rows(
+        session, select(WorkItemType).where(criterion), WorkItemType.name, WorkItemType.id
+    )
+    total = session.scalar(select(func.count()).where(criterion))
+    return types, total or 0, next_cursor
 
 
 def create_work_item_type(
