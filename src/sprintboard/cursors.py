@@ -18,7 +18,7 @@ from datetime import date, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Select, and_, false, or_
+from sqlalchemy import ColumnElement, Select, and_, false, literal, or_
 from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
@@ -115,7 +115,7 @@ class Window:
         keys = [_key(expression) for expression in order]
         if self.after is not None:
             query = query.where(_after(keys, self.after))
-        width = len(query.selected_columns)
+        width = len(query.column_descriptions)  # (entities and columns, as rows hold them)
         query = query.add_columns(*(key for key, _ in keys)).order_by(*order)
         rows = session.execute(query.limit(self.limit + 1).offset(self.offset)).all()
         shown = rows[: self.limit]
@@ -141,6 +141,8 @@ def _after(keys: list[tuple[SortKey, bool]], values: Any) -> ColumnElement[bool]
         if value is None:
             equal.append(key.is_(None))
             continue
+        if isinstance(value, bool):  # (an `IS NULL` key's: SQLAlchemy compares those with `is_`)
+            value = literal(value)
         alternatives.append(and_(*equal, key < value if descending else key > value))
         equal.append(key == value)
     return or_(false(), *alternatives)
