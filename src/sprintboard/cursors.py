@@ -15,10 +15,10 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
-from sqlalchemy import ColumnElement, Select, and_, false, literal, or_
+from sqlalchemy import ColumnElement, Select, and_, false, func, literal, or_, select
 from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
@@ -85,6 +85,13 @@ def _untagged(value: Any) -> Any:
     return value
 
 
+class ListPage(NamedTuple):
+    items: list[Any]
+    total: int
+    """Every match, not only this page's."""
+    next_cursor: str | None
+
+
 SortKey = ColumnElement[Any] | QueryableAttribute[Any]
 """A column or expression to sort by; `.desc()` of one for descending."""
 
@@ -104,14 +111,22 @@ class Window:
         the last page)."""
         return None if last_keys is None else encode(self.query_fingerprint, list(last_keys))
 
-    def rows(
-        self, session: Session, query: Select[*tuple[Any, ...]], *order: SortKey
-    ) -> tuple[list[Any], str | None]:
+    def page(
+        self,
+        session: Session,
+        query: Select[*tuple[Any, ...]],
+        *order: SortKey,
+        count: Select[int] | None = None,
+    ) -> ListPage:
         """This page of `query` in `order` (columns, `.desc()` for descending, the last one
-        unique), and the next page's cursor. Items are single entities or, for a query of
+        unique), how many rows `query` has (or `count` says, a cheaper query of the same
+        number), and the next page's cursor. Items are single entities or, for a query of
         several columns, tuples. A nullable key needs an `IS NULL` key before it: "after" a
-        row whose key is NULL means equal on it, never greater.
+        row whose key is NULL means equal on it.
         """
+        if count is None:
+            count = select(func.count()).select_from(query.subquery())
+        total = session.scalar(count) or 0
         keys = [_key(expression) for expression in order]
         if self.after is not None:
             query = query.where(_after(keys, self.after))
@@ -120,7 +135,8 @@ class Window:
         rows = session.execute(query.limit(self.limit + 1).offset(self.offset)).all()
         shown = rows[: self.limit]
         items = [row[0] if width == 1 else tuple(row[:width]) for row in shown]
-        return items, self.next_cursor(shown[-1][width:] if len(rows) > self.limit else None)
+        last_keys = shown[-1][width:] if len(rows) > self.limit else None
+        return ListPage(items, total, self.next_cursor(last_keys))
 
 
 def _key(expression: SortKey) -> tuple[SortKey, bool]:

@@ -301,8 +301,8 @@ class PageQuery(QueryModel):
 
     def resume_after(self) -> Any:
         """The sort keys a cursor holds (None without a cursor)."""
-        return self.window().after
+        return None if self.cursor is None else cursors.decode(self.cursor, self.fingerprint())
 
     def next_keyset_cursor(self, last_keys: list[Any] | None) -> str | None:
         """The cursor of the page after one whose last item had these sort keys."""
-        return cursors.Window(0, 0, None, self.fingerprint()).next_cursor(last_keys)
+        return None if last_keys is None else cursors.encode(self.fingerprint(), last_keys)

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import InvalidRequest
 from sprintboard.models import Event, User
 from sprintboard.responses import iso
@@ -38,19 +38,15 @@ def cursor_seq(session: Session, *, workspace_id: str, after: str, field: str = 
     return cursor
 
 
-def item_activity(
-    session: Session, *, work_item_id: str, window: Window
-) -> tuple[list[dict[str, Any]], int, str | None]:
+def item_activity(session: Session, *, work_item_id: str, window: Window) -> ListPage:
     """One work item's history, oldest first, each event with its actor embedded."""
-    criterion = Event.subject_id == work_item_id
-    rows, next_cursor = window.rows(
+    rows, total, next_cursor = window.page(
         session,
         select(Event, User.id, User.name, User.email)
         .outerjoin(User, User.id == Event.actor_id)
-        .where(criterion),
+        .where(Event.subject_id == work_item_id),
         Event.seq,
     )
-    total = session.scalar(select(func.count()).where(criterion)) or 0
     activity = [
         {
             **event_json(event),
@@ -59,7 +55,7 @@ def item_activity(
         }
         for event, user_id, name, email in rows
     ]
-    return activity, total, next_cursor
+    return ListPage(activity, total, next_cursor)
 
 
 def event_json(event: Event) -> dict[str, Any]:

@@ -2,30 +2,28 @@
 
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, own_notifications
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.models import Notification, utcnow
 from sprintboard.responses import iso
 
 
 def list_notifications(
     session: Session, *, caller: Caller, unread_only: bool, window: Window
-) -> tuple[list[Notification], int, str | None]:
+) -> ListPage:
     """The caller's notifications, newest first."""
     criteria = [own_notifications(caller)]
     if unread_only:
         criteria.append(Notification.read.is_(False))
-    notifications, next_cursor = window.rows(
+    return window.page(
         session,
         select(Notification).where(*criteria),
         Notification.created_at.desc(),
         Notification.id.desc(),
     )
-    total = session.scalar(select(func.count()).select_from(Notification).where(*criteria))
-    return notifications, total or 0, next_cursor
 
 
 def mark_read(notification: Notification) -> Notification:

@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from sprintboard.access import lock_workspace
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.db import Database
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.events.service import deliveries_written
@@ -172,15 +172,9 @@ def seal_legacy_secrets(database: Database, box: SecretBox) -> int:
     return len(legacy)
 
 
-def list_webhooks(
-    session: Session, *, workspace_id: str, window: Window
-) -> tuple[list[Webhook], int, str | None]:
-    criterion = Webhook.workspace_id == workspace_id
-    webhooks, next_cursor = window.rows(
-        session, select(Webhook).where(criterion), Webhook.created_at, Webhook.id
-    )
-    total = session.scalar(select(func.count()).select_from(Webhook).where(criterion))
-    return webhooks, total or 0, next_cursor
+def list_webhooks(session: Session, *, workspace_id: str, window: Window) -> ListPage:
+    query = select(Webhook).where(Webhook.workspace_id == workspace_id)
+    return window.page(session, query, Webhook.created_at, Webhook.id)
 
 
 def delete_webhook(session: Session, webhook: Webhook) -> None:
@@ -191,12 +185,12 @@ def delete_webhook(session: Session, webhook: Webhook) -> None:
 
 def list_deliveries(
     session: Session, *, webhook_id: str, status: str | None, window: Window
-) -> tuple[list[WebhookDelivery], int, str | None]:
+) -> ListPage:
     """The webhook's deliveries, most recent event first."""
     criteria = [WebhookDelivery.webhook_id == webhook_id]
     if status is not None:
         criteria.append(WebhookDelivery.status == status)
-    deliveries, next_cursor = window.rows(
+    return window.page(
         session,
         select(WebhookDelivery).where(*criteria),
         WebhookDelivery.created_at.desc(),
@@ -204,8 +198,6 @@ def list_deliveries(
         WebhookDelivery.event_seq.desc(),
         WebhookDelivery.id,
     )
-    total = session.scalar(select(func.count()).select_from(WebhookDelivery).where(*criteria))
-    return deliveries, total or 0, next_cursor
 
 
 def shown_url(url: str) -> str:

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from sprintboard.access import Caller, Permission, for_change
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.credentials import hash_secret, new_secret, well_formed
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.identity.schemas import EMAIL_PATTERN
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
@@ -128,10 +128,8 @@ def create_user(session: Session, *, name: str, email: str, is_org_admin: bool =
     return user
 
 
-def list_users(session: Session, *, window: Window) -> tuple[list[User], int, str | None]:
-    users, next_cursor = window.rows(session, select(User), User.created_at, User.id)
-    total = session.scalar(select(func.count()).select_from(User)) or 0
-    return users, total, next_cursor
+def list_users(session: Session, *, window: Window) -> ListPage:
+    return window.page(session, select(User), User.created_at, User.id)
 
 
 def get_user(session: Session, user_id: str) -> User:
@@ -281,15 +279,9 @@ def _check_key_limit(session: Session, owner: User) -> None:
         )
 
 
-def list_keys(
-    session: Session, *, user_id: str, window: Window
-) -> tuple[list[ApiKey], int, str | None]:
-    criterion = ApiKey.user_id == user_id
-    keys, next_cursor = window.rows(
-        session, select(ApiKey).where(criterion), ApiKey.created_at, ApiKey.id
-    )
-    total = session.scalar(select(func.count()).where(criterion)) or 0
-    return keys, total, next_cursor
+def list_keys(session: Session, *, user_id: str, window: Window) -> ListPage:
+    query = select(ApiKey).where(ApiKey.user_id == user_id)
+    return window.page(session, query, ApiKey.created_at, ApiKey.id)
 
 
 def revoke_key(

@@ -3,12 +3,12 @@
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, lock_workspace
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, touched
@@ -66,15 +66,9 @@ def create_project(
     return project
 
 
-def list_projects(
-    session: Session, *, workspace_id: str, window: Window
-) -> tuple[list[Project], int, str | None]:
-    criterion = Project.workspace_id == workspace_id
-    projects, next_cursor = window.rows(
-        session, select(Project).where(criterion), Project.created_at, Project.id
-    )
-    total = session.scalar(select(func.count()).where(criterion))
-    return projects, total or 0, next_cursor
+def list_projects(session: Session, *, workspace_id: str, window: Window) -> ListPage:
+    query = select(Project).where(Project.workspace_id == workspace_id)
+    return window.page(session, query, Project.created_at, Project.id)
 
 
 def update_project(

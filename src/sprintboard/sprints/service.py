@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller, WorkspaceAccess, for_change
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
@@ -64,14 +64,14 @@ def list_sprints(
     project_id: str | None,
     statuses: Sequence[str],
     window: Window,
-) -> tuple[list[dict[str, Any]], int, str | None]:
+) -> ListPage:
     """Sprints in `position` order, each with its figures, counted in the same query."""
     criteria = [Sprint.workspace_id == workspace_id]
     if project_id is not None:
         criteria.append(Sprint.project_id == project_id)
     if statuses:
         criteria.append(Sprint.status.in_(statuses))
-    rows, next_cursor = window.rows(
+    rows, total, next_cursor = window.page(
         session,
         select(Sprint, *_figure_columns())
         .outerjoin(WorkItem, WorkItem.sprint_id == Sprint.id)
@@ -80,12 +80,12 @@ def list_sprints(
         Sprint.position,
         Sprint.created_at,
         Sprint.id,
+        count=select(func.count()).select_from(Sprint).where(*criteria),
     )
-    total = session.scalar(select(func.count()).select_from(Sprint).where(*criteria)) or 0
     documents = [
         with_figures(sprint, (count, points, done)) for sprint, count, points, done in rows
     ]
-    return documents, total, next_cursor
+    return ListPage(documents, total, next_cursor)
 
 
 def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCreate) -> Sprint:

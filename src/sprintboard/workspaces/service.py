@@ -13,7 +13,7 @@ from sprintboard.access import (
     visible_workspace_ids,
 )
 from sprintboard.concurrency import check_if_match, stamp_version
-from sprintboard.cursors import Window
+from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
 from sprintboard.models import (
     User,
@@ -39,15 +39,9 @@ def create_workspace(
     return workspace
 
 
-def list_workspaces(
-    session: Session, *, caller: Caller, window: Window
-) -> tuple[list[Workspace], int, str | None]:
-    visible = Workspace.id.in_(visible_workspace_ids(caller))
-    workspaces, next_cursor = window.rows(
-        session, select(Workspace).where(visible), Workspace.created_at, Workspace.id
-    )
-    total = session.scalar(select(func.count()).select_from(Workspace).where(visible)) or 0
-    return workspaces, total, next_cursor
+def list_workspaces(session: Session, *, caller: Caller, window: Window) -> ListPage:
+    query = select(Workspace).where(Workspace.id.in_(visible_workspace_ids(caller)))
+    return window.page(session, query, Workspace.created_at, Workspace.id)
 
 
 def update_workspace(
@@ -69,20 +63,14 @@ def delete_workspace(session: Session, workspace: Workspace) -> None:
     session.delete(workspace)
 
 
-def list_members(
-    session: Session, *, workspace_id: str, window: Window
-) -> tuple[list[tuple[WorkspaceMember, User]], int, str | None]:
-    criterion = WorkspaceMember.workspace_id == workspace_id
-    rows, next_cursor = window.rows(
-        session,
+def list_members(session: Session, *, workspace_id: str, window: Window) -> ListPage:
+    """(member, user) pairs."""
+    query = (
         select(WorkspaceMember, User)
         .join(User, User.id == WorkspaceMember.user_id)
-        .where(criterion),
-        WorkspaceMember.created_at,
-        WorkspaceMember.id,
+        .where(WorkspaceMember.workspace_id == workspace_id)
     )
-    total = session.scalar(select(func.count()).where(criterion)) or 0
-    return rows, total, next_cursor
+    return window.page(session, query, WorkspaceMember.created_at, WorkspaceMember.id)
 
 
 def add_member(
@@ -159,15 +147,9 @@ def _ensure_another_admin(session: Session, workspace_id: str) -> None:
         raise Conflict("last_admin", "A workspace must keep at least one ADMIN.")
 
 
-def list_work_item_types(
-    session: Session, *, workspace_id: str, window: Window
-) -> tuple[list[WorkItemType], int, str | None]:
-    criterion = WorkItemType.workspace_id == workspace_id
-    types, next_cursor = window.rows(
-        session, select(WorkItemType).where(criterion), WorkItemType.name, WorkItemType.id
-    )
-    total = session.scalar(select(func.count()).where(criterion))
-    return types, total or 0, next_cursor
+def list_work_item_types(session: Session, *, workspace_id: str, window: Window) -> ListPage:
+    query = select(WorkItemType).where(WorkItemType.workspace_id == workspace_id)
+    return window.page(session, query, WorkItemType.name, WorkItemType.id)
 
 
 def create_work_item_type(
