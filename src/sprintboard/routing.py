@@ -95,4 +95,3 @@ class RouteIndex:
             await route.handle(scope, receive, send)
         else:
             await with_exit_stack(route.handle, scope, receive, send)
-
