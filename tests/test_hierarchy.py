@@ -156,6 +156,42 @@ def test_list_filters_by_parent_and_ancestor(board: Board) -> None:
     assert keys(parentId=foreign["$id"]) == set()
 
 
+def test_ancestor_with_other_filters_sort_and_cursor(board: Board) -> None:
+    """The descendants alone, at every depth, filtered, sorted and paged like any list."""
+    epic = board.task(type="EPIC")
+    other = make_project_board(board)
+    story = board.task(parentId=epic["$id"], storyPoints=1, status="TODO")
+    subtask = board.task(parentId=story["$id"], storyPoints=3, status="TODO")
+    deeper = board.task(parentId=subtask["$id"], storyPoints=2, status="TODO")
+    elsewhere = board.task(projectId=other["$id"], parentId=story["$id"], status="TODO")
+    done = board.task(parentId=epic["$id"], status="DONE")  # below, filtered out
+    board.task(status="TODO", storyPoints=5)  # not below
+    sibling = board.task(type="EPIC")
+    board.task(parentId=sibling["$id"], status="TODO")  # below another epic
+
+    def pages(**params: Any) -> tuple[list[str], set[int]]:
+        keys, totals = [], set()
+        page = board.list(limit=2, ancestorId=epic["key"], status="TODO", **params)
+        while True:
+            keys += [item["key"] for item in page["documents"]]
+            totals.add(page["total"])
+            if page["nextCursor"] is None:
+                return keys, totals
+            page = board.list(
+                limit=2, ancestorId=epic["key"], status="TODO", cursor=page["nextCursor"], **params
+            )
+
+    by_points = [subtask["key"], deeper["key"], story["key"], elsewhere["key"]]
+    assert pages(sort="-storyPoints") == (by_points, {4})
+    by_key = [elsewhere["key"], story["key"], subtask["key"], deeper["key"]]  # OTH < WEB
+    assert pages(sort="key") == (by_key, {4})
+    in_project = board.list(ancestorId=epic["$id"], projectId=board.project_id, sort="key")
+    assert [i["key"] for i in in_project["documents"]] == [
+        i["key"] for i in (story, subtask, deeper, done)
+    ]
+    assert in_project["total"] == 4
+
+
 def test_deleting_a_parent_detaches_its_children(board: Board) -> None:
     epic = board.task(type="EPIC")
     children = [board.task(parentId=epic["$id"]) for _ in range(2)]

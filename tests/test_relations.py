@@ -91,7 +91,7 @@ def test_bad_relations_are_refused(board: Board) -> None:
 def test_deleting_a_relation_or_an_item_with_events(board: Board) -> None:
     a, b, c = board.task(), board.task(), board.task()
     first = relate(board.api, a, "blocks", b["$id"]).json()["data"]
-    relate(board.api, c, "relates_to", a["$id"])
+    second = relate(board.api, c, "relates_to", a["$id"]).json()["data"]
     assert board.api.ok("DELETE", f"/relations/{first['$id']}") == {
         "$id": first["$id"],
         "deleted": True,
@@ -105,7 +105,7 @@ def test_deleting_a_relation_or_an_item_with_events(board: Board) -> None:
     created = [e for e in feed if e["type"] == "relation.created"]
     removed = [e for e in feed if e["type"] == "relation.deleted"]
     assert len(created) == 2
-    assert [e["subjectId"] for e in removed] == [first["$id"]]
+    assert [e["subjectId"] for e in removed] == [first["$id"], second["$id"]]
     assert removed[0]["payload"]["relation"] == {
         "$id": first["$id"],
         "type": "blocks",
@@ -113,6 +113,17 @@ def test_deleting_a_relation_or_an_item_with_events(board: Board) -> None:
         "target": {"$id": b["$id"], "key": b["key"]},
         "$createdAt": first["$createdAt"],
     }
+    source, target = sorted((a, c), key=lambda item: item["$id"])  # relates_to: lesser first
+    assert removed[1]["payload"]["relation"] == {
+        "$id": second["$id"],
+        "type": "relates_to",
+        "source": {"$id": source["$id"], "key": source["key"]},
+        "target": {"$id": target["$id"], "key": target["key"]},
+        "$createdAt": second["$createdAt"],
+    }
+    assert removed[1]["actorId"] == removed[0]["actorId"]
+    deleted = [e["type"] for e in feed if e["subjectId"] in (second["$id"], a["$id"])]
+    assert deleted[-2:] == ["relation.deleted", "task.deleted"]  # the relation first
 
 
 def test_relations_need_work_item_write_and_membership(board: Board) -> None:
@@ -138,3 +149,52 @@ def test_webhooks_accept_relation_events(board: Board) -> None:
     relate(board.api, a, "blocks", b["$id"])
     deliveries = board.api.ok("GET", f"/webhooks/{hook['$id']}/deliveries")["documents"]
     assert [d["eventType"] for d in deliveries] == ["relation.created"]
+
+
+def test_deleting_items_and_projects_tells_of_each_relation_removed(board: Board) -> None:
+    """One `relation.deleted` for every relation that goes with a deleted item, whichever
+    side it is on, in the feed and to webhooks; a project's delete does the same for the
+    relations of all its items (once for a relation between two of them)."""
+    hook = board.api.ok(
+        "POST",
+        f"/workspaces/{board.workspace_id}/webhooks",
+        {"url": "http://127.0.0.1:9/hook", "events": ["relation.deleted"]},
+    )
+    gone, blocker, duplicate, kept = board.task(), board.task(), board.task(), board.task()
+    by_item = [
+        relate(board.api, blocker, "blocks", gone["$id"]).json()["data"]["$id"],
+        relate(board.api, gone, "duplicated_by", duplicate["key"]).json()["data"]["$id"],
+    ]
+    unrelated = relate(board.api, blocker, "relates_to", kept["$id"]).json()["data"]["$id"]
+    board.api.ok("DELETE", f"/tasks/{gone['$id']}")
+
+    other = board.api.ok(
+        "POST", f"/workspaces/{board.workspace_id}/projects", {"name": "Other", "key": "OTH"}
+    )
+    inside = [board.task(projectId=other["$id"]) for _ in range(2)]
+    by_project = [
+        relate(board.api, inside[0], "blocks", inside[1]["$id"]).json()["data"]["$id"],
+        relate(board.api, kept, "relates_to", inside[1]["$id"]).json()["data"]["$id"],
+    ]
+    board.api.ok("DELETE", f"/projects/{other['$id']}")
+
+    feed = board.api.ok("GET", f"/events?workspaceId={board.workspace_id}&limit=100")["documents"]
+    removed = [e for e in feed if e["type"] == "relation.deleted"]
+    assert [e["subjectId"] for e in removed] == by_item + by_project
+    ends = [
+        {e["payload"]["relation"]["source"]["key"], e["payload"]["relation"]["target"]["key"]}
+        for e in removed
+    ]
+    assert ends == [
+        {blocker["key"], gone["key"]},
+        {duplicate["key"], gone["key"]},
+        {inside[0]["key"], inside[1]["key"]},
+        {kept["key"], inside[1]["key"]},
+    ]
+    assert [r["$id"] for r in board.api.ok("GET", f"/tasks/{kept['$id']}")["relations"]] == [
+        unrelated
+    ]
+    deliveries = board.api.ok("GET", f"/webhooks/{hook['$id']}/deliveries?limit=100")
+    assert sorted(d["eventId"] for d in deliveries["documents"]) == sorted(
+        e["$id"] for e in removed
+    )

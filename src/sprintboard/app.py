@@ -15,7 +15,6 @@ from typing import Any
 from anyio import CapacityLimiter
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
 from sqlalchemy import text
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
@@ -42,6 +41,7 @@ from sprintboard.events.router import router as events_router
 from sprintboard.events.service import DELIVERIES_WRITTEN, EVENTS_WRITTEN
 from sprintboard.events.stream import POLL_EVERY, POLL_EVERY_WITH_REDIS, StreamHub
 from sprintboard.events.webhooks import WebhookPolicy
+from sprintboard.framework import exception_telemetry
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
@@ -339,7 +339,7 @@ def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
             max_age=600,
         )
     if settings.opentelemetry:
-        stack = ExceptionTelemetryMiddleware(stack)
+        stack = exception_telemetry(stack)
     stack = BodyTimeoutMiddleware(stack, timeout=settings.body_timeout)
     stack = LoadShedMiddleware(stack, max_in_progress=settings.max_requests_in_progress)
     return RequestContextMiddleware(stack, addresses=ClientAddresses(settings.trusted_proxies))

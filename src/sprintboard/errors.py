@@ -6,11 +6,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from starlette._utils import get_route_path
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
+from sprintboard.framework import route_path
 from sprintboard.responses import JSONResponse
 from sprintboard.routing import fixed_routes
 
@@ -355,7 +355,7 @@ def _allowed_methods(request: Request) -> list[str]:
         "headers": [],
     }
     all_routes = request.app.router.routes
-    routes = fixed_routes(all_routes, get_route_path(request.scope)) or all_routes
+    routes = fixed_routes(all_routes, route_path(request.scope)) or all_routes
     return [
         method
         for method in _METHODS

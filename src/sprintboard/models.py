@@ -85,17 +85,31 @@ def touched(previous: datetime) -> datetime:
     return max(utcnow(), previous + timedelta(milliseconds=1))
 
 
+def stored_timestamp(moment: datetime, *, sqlite: bool) -> datetime | str:
+    """A timestamp as its column stores it, for every writer (the ORM's `UTCDateTime`, raw
+    SQL's `sql.Codec.param`, the events' bulk writer): in UTC; on SQLite, which has no
+    timestamp type, as naive text `2026-11-22 09:30:00.000000` (SQLAlchemy's SQLite form,
+    which sorts as time goes and which its reader parses)."""
+    utc = moment.astimezone(UTC)
+    return utc.replace(tzinfo=None).isoformat(" ", "microseconds") if sqlite else utc
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """A timezone-aware UTC datetime on every backend (SQLite stores it naive)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+    def bind_processor(self, dialect: Dialect) -> Callable[[datetime | None], Any]:
+        """Values are written by `stored_timestamp`, the one encoder, rather than by
+        `process_bind_param` and then SQLAlchemy's own formatting of the SQLite column: so
+        that the ORM cannot store a form the raw SQL's and the bulk writer's do not."""
+        sqlite = dialect.name == "sqlite"
+
+        def process(value: datetime | None) -> Any:
+            return None if value is None else stored_timestamp(value, sqlite=sqlite)
+
+        return process
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:

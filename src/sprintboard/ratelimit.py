@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
 from limits.storage import RedisStorage, Storage
-from starlette._utils import get_route_path
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -41,6 +40,7 @@ from sprintboard.config import Settings
 from sprintboard.credentials import bearer_secret, hash_secret, well_formed
 from sprintboard.db import Database
 from sprintboard.errors import RateLimited, error_response
+from sprintboard.framework import route_path
 from sprintboard.identity import sessions
 from sprintboard.identity.service import usable_key
 
@@ -262,7 +262,7 @@ class RateLimitMiddleware:
             return
         client = scope.get("client")
         address = client[0] if client else "unknown"
-        path = get_route_path(scope)  # (less any root_path)
+        path = route_path(scope)  # (less any root_path)
         if (
             not path.startswith(API_PREFIX)
             or path in UNLIMITED_PATHS

@@ -17,13 +17,13 @@ is "bulk-update" (`fixed_routes`).
 """
 
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
 
 from fastapi import APIRouter
-from starlette._utils import get_route_path
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sprintboard.framework import route_path, with_exit_stack
 
 
 def _literal_part(route: BaseRoute) -> str | None:
@@ -69,7 +69,7 @@ class RouteIndex:
         """The first route that fully matches the request, with its child scope; a 405 for a
         method that no fixed route at this path serves.
         """
-        path = get_route_path(scope)
+        path = route_path(scope)
         if path in self.fixed:
             for fixed in self.fixed[path]:
                 match, child_scope = fixed.matches(scope)
@@ -86,7 +86,7 @@ class RouteIndex:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = self.find(scope) if scope["type"] == "http" else None
         if found is None:
-            await _with_exit_stack(self.fallback, scope, receive, send)
+            await with_exit_stack(self.fallback, scope, receive, send)
             return
         route, child_scope = found
         scope.setdefault("router", self.router)
@@ -94,11 +94,4 @@ class RouteIndex:
         if id(route) in self.direct:
             await route.handle(scope, receive, send)
         else:
-            await _with_exit_stack(route.handle, scope, receive, send)
-
-
-async def _with_exit_stack(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-    """`app` with the exit stack FastAPI's request handler looks for in the scope."""
-    async with AsyncExitStack() as stack:
-        scope["fastapi_middleware_astack"] = stack
-        await app(scope, receive, send)
+            await with_exit_stack(route.handle, scope, receive, send)

@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from sqlalchemy import Engine, PoolProxiedConnection
 from sqlalchemy.orm import Session
 
+from sprintboard.models import stored_timestamp
 from sprintboard.responses import iso
 
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
@@ -103,11 +104,8 @@ class Codec:
         return day.isoformat() if self.sqlite and day is not None else day
 
     def param(self, moment: datetime) -> Any:
-        """A timestamp as a parameter, in the form SQLAlchemy stores it (text on SQLite)."""
-        if not self.sqlite:
-            return moment
-        moment = moment.astimezone(UTC)
-        return f"{moment:%Y-%m-%d %H:%M:%S}.{moment.microsecond:06d}"
+        """A timestamp as a parameter, as its column stores it (`models.stored_timestamp`)."""
+        return stored_timestamp(moment, sqlite=self.sqlite)
 
 
 class Raw:

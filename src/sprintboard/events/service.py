@@ -27,14 +27,14 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
-from sprintboard.models import new_id, new_ids, utcnow
+from sprintboard.models import new_id, new_ids, stored_timestamp, utcnow
 from sprintboard.sprints import history as sprint_history
 from sprintboard.sql import in_list, raw
 
@@ -359,12 +359,10 @@ class _BulkWriter:
         self._stamps: dict[datetime, Any] = {}
 
     def stamp(self, value: datetime) -> Any:
-        """A UTC datetime as the column stores it (SQLite: naive text; see `UTCDateTime`)."""
+        """A datetime as the column stores it (`models.stored_timestamp`), each one once."""
         stamp = self._stamps.get(value)
         if stamp is None:
-            utc = value.astimezone(UTC)
-            stamp = utc if self.postgresql else f"{utc:%Y-%m-%d %H:%M:%S.%f}"
-            self._stamps[value] = stamp
+            stamp = self._stamps[value] = stored_timestamp(value, sqlite=not self.postgresql)
         return stamp
 
     @staticmethod

@@ -16,6 +16,7 @@ from sprintboard.sprints import history as sprint_history
 from sprintboard.sprints.schemas import sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
+from sprintboard.workitems.relations import delete_relations_of
 from sprintboard.workitems.service import detach_children
 
 
@@ -86,8 +87,9 @@ def update_project(
 
 def delete_project(session: Session, project: Project, *, caller: Caller) -> None:
     """Deletes the project with its work items (their comments and time logs with them) and
-    its sprints. Each item and sprint leaves a `task.deleted` or `sprint.deleted` event, as
-    when deleted one by one, so that feed readers and webhooks learn that it is gone."""
+    its sprints. Each item, sprint and relation of an item leaves a `task.deleted`,
+    `sprint.deleted` or `relation.deleted` event, as when deleted one by one, so that feed
+    readers and webhooks learn that it is gone."""
     db = raw(session)
     # Children in other projects stay, without a parent, as when their parent is deleted.
     detach_children(
@@ -96,6 +98,13 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
         actor_id=caller.user_id,
         condition="parent_id IN (SELECT id FROM work_items WHERE project_id = :project_id)"
         " AND project_id <> :project_id",
+        project_id=project.id,
+    )
+    delete_relations_of(
+        session,
+        workspace_id=project.workspace_id,
+        actor_id=caller.user_id,
+        condition="project_id = :project_id",
         project_id=project.id,
     )
     rows = db.rows(

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from sprintboard.access import is_work_item_key
 from sprintboard.errors import InvalidRequest
 from sprintboard.sql import Raw, in_list
-from sprintboard.workitems.reads import MAX_DEPTH
+from sprintboard.workitems.reads import MAX_DEPTH, children_of
 
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"
 
@@ -85,8 +85,8 @@ def height(db: Raw, item_id: str) -> int:
     """The levels of the item's subtree, itself included (1 without children)."""
     row = db.row(
         "WITH RECURSIVE down_(id, level) AS (SELECT id, 1 FROM work_items WHERE id = :id"
-        " UNION ALL SELECT w.id, d.level + 1 FROM work_items w JOIN down_ d"
-        f" ON w.parent_id = d.id WHERE d.level <= {MAX_DEPTH})"
+        f" UNION ALL SELECT w.id, t.level + 1 {children_of('down_', db.dialect)}"
+        f" WHERE t.level <= {MAX_DEPTH})"
         " SELECT max(level) FROM down_",
         {"id": item_id},
     )

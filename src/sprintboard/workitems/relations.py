@@ -3,6 +3,7 @@ and their inverses. Each is stored once, in its canonical direction (`models.
 WorkItemRelation`), so `A blocked_by B` and `B blocks A` are one row, and the unique index
 on (source, target, type) refuses the second spelling as it refuses the first."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -11,7 +12,7 @@ from sprintboard.access import WorkspaceAccess
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import WorkItem, WorkItemRelation, new_id, utcnow
-from sprintboard.sql import raw
+from sprintboard.sql import in_list, raw
 from sprintboard.workitems import hierarchy, reads
 
 _CANONICAL = {
@@ -73,6 +74,49 @@ def delete_relation(
     session.delete(relation)
 
 
+def delete_relations_of(
+    session: Session, *, workspace_id: str, actor_id: str | None, condition: str, **params: Any
+) -> None:
+    """Deletes the relations of the items that match `condition` (SQL on `work_items`), which
+    are about to be deleted, each with a `relation.deleted` event as `DELETE /relations/{id}`
+    writes it. Call it before the items go: the events carry both items' keys.
+
+    (Their foreign keys would delete them too, silently: deleted here, the events name
+    exactly the relations this transaction removed.)
+    """
+    db = raw(session)
+    items = f"SELECT id FROM work_items WHERE {condition}"
+    created = db.codec.timestamp_column("created_at")
+    rows = db.rows(
+        "DELETE FROM work_item_relations WHERE id IN ("
+        f"SELECT id FROM work_item_relations WHERE source_id IN ({items}) UNION"
+        f" SELECT id FROM work_item_relations WHERE target_id IN ({items}))"
+        f" RETURNING id, type, source_id, target_id, {created}",
+        params,
+    )
+    if not rows:
+        return
+    ends = sorted({row[2] for row in rows} | {row[3] for row in rows})
+    keys: dict[str, str] = {}
+    for start in range(0, len(ends), 1000):  # (a project's may pass a statement's limit)
+        placeholders, names = in_list("i", ends[start : start + 1000])
+        found = db.rows(f"SELECT id, key FROM work_items WHERE id IN {placeholders}", names)
+        keys.update((row[0], row[1]) for row in found)
+    events.record_many(
+        session,
+        [
+            {
+                "workspace_id": workspace_id,
+                "type": "relation.deleted",
+                "subject_id": row[0],
+                "actor_id": actor_id,
+                "payload": {"relation": _relation(row, keys[row[2]], keys[row[3]])},
+            }
+            for row in sorted(rows, key=lambda row: (row[4], row[0]))
+        ],
+    )
+
+
 def _seen_from(db: Any, item_id: str, relation_id: str) -> dict[str, Any]:
     return next(r for r in reads.read_relations(db, item_id) if r["$id"] == relation_id)
 
@@ -82,26 +126,31 @@ def _record(session: Session, access: WorkspaceAccess, type: str, relation_id: s
     `$id` and key."""
     db = raw(session)
     row = db.row(
-        "SELECT r.id, r.type, s.id, s.key, t.id, t.key,"
-        f" {db.codec.timestamp_column('r.created_at')} FROM work_item_relations r"
+        "SELECT r.id, r.type, s.id, t.id,"
+        f" {db.codec.timestamp_column('r.created_at')}, s.key, t.key FROM work_item_relations r"
         " JOIN work_items s ON s.id = r.source_id JOIN work_items t ON t.id = r.target_id"
         " WHERE r.id = :id",
         {"id": relation_id},
     )
     if row is None:
         raise RuntimeError("the relation is gone")
-    relation = {
-        "$id": row[0],
-        "type": row[1],
-        "source": {"$id": row[2], "key": row[3]},
-        "target": {"$id": row[4], "key": row[5]},
-        "$createdAt": row[6],
-    }
     events.record(
         session,
         workspace_id=access.workspace_id,
         type=type,
         subject_id=relation_id,
         actor_id=access.caller.user_id,
-        payload={"relation": relation},
+        payload={"relation": _relation(row, row[5], row[6])},
     )
+
+
+def _relation(row: Sequence[Any], source_key: str, target_key: str) -> dict[str, Any]:
+    """An event's relation, from `id, type, source_id, target_id, created_at` (as the API
+    shows it) and the two items' keys."""
+    return {
+        "$id": row[0],
+        "type": row[1],
+        "source": {"$id": row[2], "key": source_key},
+        "target": {"$id": row[3], "key": target_key},
+        "$createdAt": row[4],
+    }

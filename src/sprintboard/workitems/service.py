@@ -32,7 +32,7 @@ from sprintboard.models import (
 )
 from sprintboard.responses import iso
 from sprintboard.sql import Raw, in_list, raw
-from sprintboard.workitems import hierarchy, reads
+from sprintboard.workitems import hierarchy, reads, relations
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
@@ -244,8 +244,9 @@ def _parent(db: Raw, workspace_id: str, ref: str, field: str) -> str:
 
 
 def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkItem) -> None:
-    """Deletes the item; its comments, time logs and relations go with it (foreign keys
-    cascade). Its children stay, without a parent, each with a `task.updated` event.
+    """Deletes the item; its comments, time logs and relations go with it (each relation
+    with a `relation.deleted` event). Its children stay, without a parent, each with a
+    `task.updated` event.
 
     On PostgreSQL the item is locked for update first, which a new child's key share lock
     waits for: a child being added under it now is found below, or its request finds no
@@ -260,6 +261,13 @@ def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkIte
         actor_id=access.caller.user_id,
         condition="parent_id = :parent_id",
         parent_id=item.id,
+    )
+    relations.delete_relations_of(
+        session,
+        workspace_id=access.workspace_id,
+        actor_id=access.caller.user_id,
+        condition="id = :item_id",
+        item_id=item.id,
     )
     _record(session, "task.deleted", access, item)
     raw(session).execute(
