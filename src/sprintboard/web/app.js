@@ -266,6 +266,13 @@ async function start() {
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;
+  // A project's page reads the project and its sprints first: ask for them beside /me.
+  const project = location.pathname.match(/^\/projects\/([^/]+)\/(board|backlog)\/?$/);
+  if (project) {
+    const projectId = decodeURIComponent(project[1]);
+    api.prefetch(`/projects/${encodeURIComponent(projectId)}`);
+    api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
+  }
   try {
     await loadMe();
   } catch (error) {
