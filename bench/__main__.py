@@ -616,11 +616,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "elapsed_s": round(elapsed, 1),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
     print()
     print(
         f"sprintboard bench ({meta['mode']}): load generator {loadgen.name}; "
-        f"{cfg.connections} connections, {cfg.duration:g} s per load; {meta['pinning']}"
+        f"{cfg.connections} connections, {cfg.duration:g} s per load; {meta['pinning']}; "
+        f"load average at the end {' '.join(f'{n:.1f}' for n in meta['load_average'] or [])}"
     )
     print(table(rows))
     print(f"\n{elapsed:.0f} s in all; written to bench/results.json")

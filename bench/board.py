@@ -13,6 +13,7 @@ measured in Debian's Chromium driven by Playwright (never `playwright install`).
   frame drawn (p95; the page's and the harness's wall clocks are the same clock).
 """
 
+import os
 import statistics
 import sys
 from collections.abc import Iterator
@@ -160,6 +161,9 @@ class BoardBench:
         print(f"[{self.kind}] board: {message}", file=sys.stderr, flush=True)
 
     def row(self, name: str, value: float, unit: str, note: str, **extra: Any) -> None:
+        # Every other process on the machine takes the browser's CPU: say how busy it was.
+        if hasattr(os, "getloadavg"):
+            note += f"; load {os.getloadavg()[0]:.1f}"
         self.rows.append(
             Row(database=self.kind, name=name, value=value, unit=unit, note=note, **extra)
         )
@@ -279,10 +283,13 @@ class BoardBench:
         placed: list[float] = []
         answered: list[float] = []
         for n in range(drags):
-            key = wall.keys[n]
-            source = page.locator(f'[data-key="{key}"]')
-            now = source.evaluate("(e) => e.closest('.column').dataset.status")
-            target = BOARD_STATUSES[(BOARD_STATUSES.index(now) + 1) % len(BOARD_STATUSES)]
+            # The first card of a column, to the head of the next: both on screen, so that
+            # no scrolling moves the card under the pointer while it is dragged.
+            now = BOARD_STATUSES[n % len(BOARD_STATUSES)]
+            target = BOARD_STATUSES[(n + 1) % len(BOARD_STATUSES)]
+            page.evaluate("scrollTo(0, 0)")
+            source = page.locator(f'.column[data-status="{now}"] .card').first
+            key = source.get_attribute("data-key")
             posts = page.evaluate(
                 "performance.getEntriesByType('resource')"
                 ".filter((e) => e.name.includes('/tasks/bulk-update')).length"
@@ -320,7 +327,9 @@ class BoardBench:
         shown: list[float] = []
         with httpx.Client(base_url=self.api.base_url, headers=self.api.headers) as other:
             for n in range(changes):
-                key = wall.keys[40 + n % 40]
+                # Among a column's first cards, whatever column it goes to (every column
+                # draws its first 12 at once; the drags put at most 4 more before them).
+                key = wall.keys[n % 30]
                 now = page.locator(f'[data-key="{key}"]').evaluate(
                     "(e) => e.closest('.column').dataset.status"
                 )

@@ -22,23 +22,47 @@ export function positionBetween(previous, next, fallback) {
 
 // A column draws its first cards, then more as its end comes near the screen (or when asked):
 // a card's DOM is small, a thousand are not.
-const FIRST_CARDS = 20;
+const FIRST_CARDS = 12;
 const MORE_CARDS = 10;
 const SHOW_MORE = 50;
-const NEAR = 800;
+const NEAR = 400;
+
+/** Put `element` before `before` in `parent`, keeping its focus where the browser can. */
+function moveInto(parent, element, before) {
+  if (parent.moveBefore && element.isConnected && parent.isConnected) {
+    try {
+      parent.moveBefore(element, before);
+      return;
+    } catch { /* not movable in place: inserted below */ }
+  }
+  parent.insertBefore(element, before);
+}
 
 /**
- * Make `parent`'s children exactly `elements`, moving only what is out of place (so that an
- * unchanged card costs nothing and a moved one is one DOM move).
+ * Put `elements` first in `parent`, in order, moving only what is out of place (so that an
+ * unchanged card costs nothing and a moved one is one DOM move). Children not wanted are
+ * passed over: `prune` removes them, after every list has taken the ones it wants.
  */
-export function reconcile(parent, elements) {
+export function place(parent, elements) {
   const wanted = new Set(elements);
-  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
   let cursor = parent.firstElementChild;
   for (const element of elements) {
+    while (cursor && !wanted.has(cursor)) cursor = cursor.nextElementSibling;
     if (element === cursor) cursor = cursor.nextElementSibling;
-    else parent.insertBefore(element, cursor);
+    else moveInto(parent, element, cursor);
   }
+}
+
+/** Remove the children of `parent` that are not `elements`. */
+export function prune(parent, elements) {
+  const wanted = new Set(elements);
+  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
+}
+
+/** Make `parent`'s children exactly `elements`. */
+export function reconcile(parent, elements) {
+  place(parent, elements);
+  prune(parent, elements);
 }
 
 export const byPosition = (a, b) => a.position - b.position || (a.$createdAt < b.$createdAt ? -1 : 1);
@@ -255,6 +279,7 @@ export async function renderBoard(root, { projectId }) {
     const visible = boardItems().filter(matches).sort(byPosition);
     const byStatus = new Map(STATUSES.map((status) => [status, []]));
     for (const item of visible) byStatus.get(item.status)?.push(item);
+    const placed = [];
     for (const [status, items] of byStatus) {
       const parts = sections.get(status);
       const shown = items.slice(0, limits.get(status) || FIRST_CARDS);
@@ -263,11 +288,16 @@ export async function renderBoard(root, { projectId }) {
       parts.count.textContent = String(items.length);
       parts.sum.data = `${sum} pts`;
       parts.meta.setAttribute("aria-label", `${items.length} items, ${sum} points`);
-      reconcile(parts.list, shown.map(cardFor));
+      const cards = shown.map(cardFor);
+      place(parts.list, cards);
+      placed.push([parts.list, cards]);
       const rest = items.length - shown.length;
       parts.more.hidden = rest <= 0;
       parts.more.textContent = rest > 0 ? `Show ${Math.min(rest, SHOW_MORE)} more cards (${rest} not shown)` : "";
     }
+    // Only now: a card that changed column has been moved out of its old one, not removed
+    // (which would have taken its focus).
+    for (const [list, cards] of placed) prune(list, cards);
     if (drawn.size > visible.length + 500) {
       for (const id of drawn.keys()) if (!store.items.has(id)) drawn.delete(id);
     }
