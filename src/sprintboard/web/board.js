@@ -23,7 +23,7 @@ export function positionBetween(previous, next, fallback) {
 // A column draws its first cards, then more as its end comes near the screen (or when asked):
 // a card's DOM is small, a thousand are not.
 const FIRST_CARDS = 12;
-const MORE_CARDS = 10;
+const MORE_CARDS = 6;
 const SHOW_MORE = 50;
 const NEAR = 400;
 
@@ -258,7 +258,7 @@ export async function renderBoard(root, { projectId }) {
           limits.set(status, parts.list.childElementCount + SHOW_MORE);
           renderColumns();
         } }),
-        total: 0,
+        items: [],
       };
       parts.meta = h("span", { class: "column-meta" }, parts.count, " · ", parts.sum);
       sections.set(status, parts);
@@ -266,6 +266,13 @@ export async function renderBoard(root, { projectId }) {
         h("header", {}, h("h2", { id: titleId }, STATUS_LABELS[status]), parts.meta),
         parts.list, parts.more);
     }));
+  }
+
+  /** The button under a column that does not show all its cards yet. */
+  function offerRest(parts) {
+    const rest = parts.items.length - parts.list.childElementCount;
+    parts.more.hidden = rest <= 0;
+    parts.more.textContent = rest > 0 ? `Show ${Math.min(rest, SHOW_MORE)} more cards (${rest} not shown)` : "";
   }
 
   function renderColumns() {
@@ -279,25 +286,25 @@ export async function renderBoard(root, { projectId }) {
     const visible = boardItems().filter(matches).sort(byPosition);
     const byStatus = new Map(STATUSES.map((status) => [status, []]));
     for (const item of visible) byStatus.get(item.status)?.push(item);
+    for (const [status, items] of byStatus) sections.get(status).items = items;
     const placed = [];
     for (const [status, items] of byStatus) {
       const parts = sections.get(status);
       const shown = items.slice(0, limits.get(status) || FIRST_CARDS);
       const sum = formatPoints(items.reduce((total, i) => total + points(i.storyPoints), 0));
-      parts.total = items.length;
       parts.count.textContent = String(items.length);
       parts.sum.data = `${sum} pts`;
       parts.meta.setAttribute("aria-label", `${items.length} items, ${sum} points`);
       const cards = shown.map(cardFor);
       place(parts.list, cards);
-      placed.push([parts.list, cards]);
-      const rest = items.length - shown.length;
-      parts.more.hidden = rest <= 0;
-      parts.more.textContent = rest > 0 ? `Show ${Math.min(rest, SHOW_MORE)} more cards (${rest} not shown)` : "";
+      placed.push([parts, cards]);
     }
     // Only now: a card that changed column has been moved out of its old one, not removed
     // (which would have taken its focus).
-    for (const [list, cards] of placed) prune(list, cards);
+    for (const [parts, cards] of placed) {
+      prune(parts.list, cards);
+      offerRest(parts);
+    }
     if (drawn.size > visible.length + 500) {
       for (const id of drawn.keys()) if (!store.items.has(id)) drawn.delete(id);
     }
@@ -321,13 +328,21 @@ export async function renderBoard(root, { projectId }) {
     const grow = [];
     for (const [status, parts] of sections) {
       const count = parts.list.childElementCount;
-      if (count < parts.total && parts.list.getBoundingClientRect().bottom < innerHeight + NEAR) {
+      if (count < parts.items.length && parts.list.getBoundingClientRect().bottom < innerHeight + NEAR) {
         grow.push([status, count + MORE_CARDS]);
       }
     }
     if (!grow.length) return;
-    for (const [status, limit] of grow) limits.set(status, limit);
-    renderColumns();
+    // The columns' items are those of the last draw (any change since has drawn them
+    // again): only the cards that come next are made and appended.
+    for (const [status, limit] of grow) {
+      limits.set(status, limit);
+      const parts = sections.get(status);
+      const more = parts.items.slice(parts.list.childElementCount, limit).map(cardFor);
+      parts.list.append(...more);
+      offerRest(parts);
+    }
+    topUpSoon();
   }
   window.addEventListener("scroll", topUpSoon, { passive: true });
   window.addEventListener("resize", topUpSoon, { passive: true });
