@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from time import perf_counter, time
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 from sqlalchemy import case, update
@@ -112,34 +113,33 @@ def seed_wall(api: Api, database_url: str, seeded: Seeded) -> Wall:
         projects={"wall": project},
     )
     seed_by_copy(
-        api, database_url, wall, project="wall", total=CARDS + BACKLOG, templates=10,
-        sprint_id=sprint, status="TODO",
-    )  # fmt: skip
+        api,
+        database_url,
+        wall,
+        project="wall",
+        total=CARDS + BACKLOG,
+        templates=10,
+        sprint_id=sprint,
+        status="TODO",
+    )
+    in_sprint = WorkItem.number <= CARDS
+    by_number = case(*((WorkItem.number % 5 == n, s) for n, s in enumerate(BOARD_STATUSES)))
     database = Database(database_url)
     try:
         with database.transaction() as session:
-            in_sprint = WorkItem.number <= CARDS
             session.execute(
                 update(WorkItem)
                 .where(WorkItem.project_id == project["$id"])
                 .values(
                     sprint_id=case((in_sprint, sprint), else_=None),
-                    status=case(
-                        (
-                            in_sprint,
-                            case(
-                                *((WorkItem.number % 5 == n, s) for n, s in enumerate(BOARD_STATUSES))
-                            ),
-                        ),
-                        else_="BACKLOG",
-                    ),
+                    status=case((in_sprint, by_number), else_="BACKLOG"),
                 )
             )
     finally:
         database.dispose()
     api.call("PATCH", f"/sprints/{sprint}", {"status": "ACTIVE"})
     query = {"workspaceId": ws, "projectId": project["$id"], "sprintId": sprint, "limit": 100}
-    page = api.call("GET", "/tasks?" + httpx.QueryParams(query).__str__())
+    page = api.call("GET", f"/tasks?{urlencode(query)}")
     keys = [item["key"] for item in sorted(page["documents"], key=lambda i: i["position"])]
     return Wall(project["$id"], ws, sprint, keys)
 
@@ -207,10 +207,13 @@ class BoardBench:
             ]:
                 times = [self.interactive(page, path, mark) for _ in range(loads + 1)][1:]
                 self.row(
-                    name, statistics.median(times), "ms",
+                    name,
+                    statistics.median(times),
+                    "ms",
                     f"navigation start to `{mark}`, {loads} loads after one; max {max(times):.0f}",
-                    p50_ms=statistics.median(times), p99_ms=max(times),
-                )  # fmt: skip
+                    p50_ms=statistics.median(times),
+                    p99_ms=max(times),
+                )
             self.scroll_board(page, board)
             self.scroll_backlog(page, backlog)
             self.drags(page, board, wall)
@@ -236,9 +239,11 @@ class BoardBench:
 
     def scroll_row(self, name: str, tasks: list[float], what: str) -> None:
         self.row(
-            name, float(len(tasks)), "long tasks",
+            name,
+            float(len(tasks)),
+            "long tasks",
             f"{what}; longest {max(tasks):.0f} ms" if tasks else what,
-        )  # fmt: skip
+        )
 
     def scroll_board(self, page: Any, path: str) -> None:
         page.goto(path)
@@ -247,9 +252,10 @@ class BoardBench:
         page.evaluate("__bench.observeLongTasks()")
         height = page.evaluate(SCROLL, [".cards", 200])
         self.scroll_row(
-            "board of 1,000: scroll", self.longtasks(page),
+            "board of 1,000: scroll",
+            self.longtasks(page),
             f"200 px a frame through {height:,} px",
-        )  # fmt: skip
+        )
 
     def scroll_backlog(self, page: Any, path: str) -> None:
         """Down the backlog to its end, reading the next page whenever the end is reached."""
@@ -272,9 +278,10 @@ class BoardBench:
         page.evaluate(SCROLL, [".rows", 200])
         rows = page.locator('.rows[data-list="none"] .row').count()
         self.scroll_row(
-            "backlog of 10,000: scroll", self.longtasks(page),
+            "backlog of 10,000: scroll",
+            self.longtasks(page),
             f"200 px a frame, reading {pages} more pages on the way ({rows} rows)",
-        )  # fmt: skip
+        )
 
     def drags(self, page: Any, path: str, wall: Wall) -> None:
         page.goto(path)
@@ -310,15 +317,21 @@ class BoardBench:
             answered.append(post["responseEnd"] - post["startTime"])
             page.wait_for_timeout(100)
         self.row(
-            "drag: card placed (p50)", statistics.median(placed), "ms",
+            "drag: card placed (p50)",
+            statistics.median(placed),
+            "ms",
             f"drop event to card in its column + a frame; {drags} drags; max {max(placed):.0f}",
-            p50_ms=statistics.median(placed), p99_ms=max(placed),
-        )  # fmt: skip
+            p50_ms=statistics.median(placed),
+            p99_ms=max(placed),
+        )
         self.row(
-            "drag: bulk update answered (p50)", statistics.median(answered), "ms",
+            "drag: bulk update answered (p50)",
+            statistics.median(answered),
+            "ms",
             f"POST /tasks/bulk-update as the page times it; max {max(answered):.0f}",
-            p50_ms=statistics.median(answered), p99_ms=max(answered),
-        )  # fmt: skip
+            p50_ms=statistics.median(answered),
+            p99_ms=max(answered),
+        )
 
     def remote(self, page: Any, path: str, wall: Wall) -> None:
         page.goto(path)
@@ -343,15 +356,19 @@ class BoardBench:
                 shown.append(wall_at - started)
         p95 = _p(shown, 0.95)
         self.row(
-            "remote change shown (p95)", p95, "ms",
+            "remote change shown (p95)",
+            p95,
+            "ms",
             f"PATCH by a second client to the card in the first page's column + a frame; "
             f"{changes} changes; p50 {statistics.median(shown):.0f}",
-            p50_ms=statistics.median(shown), p99_ms=max(shown),
-        )  # fmt: skip
+            p50_ms=statistics.median(shown),
+            p99_ms=max(shown),
+        )
 
 
-def measure_board(kind: str, api: Api, key: str, database_url: str, seeded: Seeded, *,
-                  quick: bool) -> list[Row]:  # fmt: skip
+def measure_board(
+    kind: str, api: Api, key: str, database_url: str, seeded: Seeded, *, quick: bool
+) -> list[Row]:
     started = perf_counter()
     wall = seed_wall(api, database_url, seeded)
     bench = BoardBench(kind, api, key, quick=quick)
