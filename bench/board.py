@@ -341,7 +341,7 @@ class BoardBench:
         with httpx.Client(base_url=self.api.base_url, headers=self.api.headers) as other:
             for n in range(changes):
                 # Among a column's first cards, whatever column it goes to (every column
-                # draws its first 12 at once; the drags put at most 4 more before them).
+                # draws its first 20 at once; the drags put at most 4 more before them).
                 key = wall.keys[n % 30]
                 now = page.locator(f'[data-key="{key}"]').evaluate(
                     "(e) => e.closest('.column').dataset.status"

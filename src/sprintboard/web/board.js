@@ -20,12 +20,13 @@ export function positionBetween(previous, next, fallback) {
   return fallback;
 }
 
-// A column draws its first cards, then more as its end comes near the screen (or when asked):
-// a card's DOM is small, a thousand are not.
-const FIRST_CARDS = 12;
-const MORE_CARDS = 6;
+// A column draws its first cards (two screens), then more as its end comes near the screen
+// (or when asked): a card's DOM is small, a thousand are not. Each batch costs a layout of
+// the columns whatever its size, so the batches are few and large.
+const FIRST_CARDS = 20;
+const MORE_CARDS = 25;
 const SHOW_MORE = 50;
-const NEAR = 400;
+const NEAR = 1200;
 
 /** Put `element` before `before` in `parent`, keeping its focus where the browser can. */
 function moveInto(parent, element, before) {
