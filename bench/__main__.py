@@ -1,5 +1,6 @@
-"""`python -m bench [--quick]`: measure sprintboard on SQLite and PostgreSQL against the
-ceiling of this machine, print one table and write `bench/results.json`.
+"""`python -m bench [--quick] [--only api|board]`: measure sprintboard on SQLite and
+PostgreSQL against the ceiling of this machine, and its board in Chromium (`bench/board.py`),
+print one table and write `bench/results.json`.
 """
 
 import argparse
@@ -569,7 +570,7 @@ class Run:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "--quick", action="store_true", help="2 s per load, fewer repeats (under 2 minutes)"
+        "--quick", action="store_true", help="2 s per load, fewer repeats (see bench/README.md)"
     )
     parser.add_argument(
         "--databases", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql"
