@@ -77,10 +77,14 @@ export async function request(method, path, { body, ifMatch, query, signal } = {
 // Reads started before they are asked for (while the page is still signing in), taken once.
 const early = new Map();
 
-/** Start `GET path?query` now; the first `get` of the same URL takes its answer. */
+/**
+ * Start `GET path?query` now; the first `get` of the same URL takes its answer. Answers the
+ * read's promise: its answer, or null if it failed.
+ */
 export function prefetch(path, query) {
   const url = urlOf(path, query);
   if (!early.has(url)) early.set(url, request("GET", path, { query }).catch(() => null));
+  return early.get(url);
 }
 
 export function get(path, query) {

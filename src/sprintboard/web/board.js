@@ -72,6 +72,29 @@ export function initials(name) {
   return name.split(/\s+/).filter(Boolean).slice(0, 2).map((part) => part[0].toUpperCase()).join("");
 }
 
+/** What the board reads of a sprint's items: the query of each page. */
+function itemPages(project, sprint) {
+  const query = { workspaceId: project.workspaceId, projectId: project.$id, sprintId: sprint.$id };
+  const pages = Math.max(1, Math.ceil((sprint.workItemCount || 0) / 500));
+  return { query, pages };
+}
+
+/**
+ * A project's first reads, asked for while the page is still signing in: the project and its
+ * sprints, and for the board, once those are in, the pages of the ACTIVE sprint's items.
+ */
+export function prefetchProject(projectId, { board = false } = {}) {
+  const project = api.prefetch(`/projects/${encodeURIComponent(projectId)}`);
+  const sprints = api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
+  if (!board) return;
+  Promise.all([project, sprints]).then(([read, list]) => {
+    const active = read && list && list.data.documents.find((s) => s.status === "ACTIVE");
+    if (!active) return;
+    const { query, pages } = itemPages(read.data, active);
+    for (let n = 0; n < pages; n += 1) api.prefetch("/tasks", { ...query, limit: 500, offset: n * 500 });
+  });
+}
+
 /**
  * The project, its sprints (in the store) and the stream of its workspace; `members` is the
  * read of the workspace's members (into the store), left running beside the view's own reads.
@@ -129,9 +152,8 @@ export async function renderBoard(root, { projectId }) {
   async function loadItems() {
     if (!sprint) return;
     // The sprint says how many items it holds: their pages are read at once.
-    const items = await api.getAll("/tasks", {
-      workspaceId: project.workspaceId, projectId: project.$id, sprintId: sprint.$id,
-    }, 500, sprint.workItemCount || 0);
+    const { query, pages } = itemPages(project, sprint);
+    const items = await api.getAll("/tasks", query, 500, pages * 500);
     store.putItems(items, { silent: true });
   }
   await Promise.all([members, loadItems()]);
