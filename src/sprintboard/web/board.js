@@ -145,7 +145,8 @@ export async function renderBoard(root, { projectId }) {
   const parents = new Map();
   // Cards drawn, by item id, with what they show: redrawn only when that changes.
   const drawn = new Map();
-  // Per status: its column's parts, and how many cards it draws.
+  // Per status: its column's parts (with the items it had at the last draw), and how many
+  // cards it draws.
   const sections = new Map();
   const limits = new Map();
 
@@ -309,10 +310,10 @@ export async function renderBoard(root, { projectId }) {
     const visible = boardItems().filter(matches).sort(byPosition);
     const byStatus = new Map(STATUSES.map((status) => [status, []]));
     for (const item of visible) byStatus.get(item.status)?.push(item);
-    for (const [status, items] of byStatus) sections.get(status).items = items;
     const placed = [];
     for (const [status, items] of byStatus) {
       const parts = sections.get(status);
+      parts.items = items;
       const shown = items.slice(0, limits.get(status) || FIRST_CARDS);
       const sum = formatPoints(items.reduce((total, i) => total + points(i.storyPoints), 0));
       parts.count.textContent = String(items.length);
@@ -339,8 +340,8 @@ export async function renderBoard(root, { projectId }) {
     topUpSoon();
   }
 
-  // More cards as a column's end nears the screen: a few at a time, a frame apart, so that
-  // scrolling never waits on a long task.
+  // More cards as a column's end nears the screen: a batch for each column whose end is
+  // within NEAR pixels, one frame after another until none is.
   let topUpFrame = 0;
   function topUpSoon() {
     if (!topUpFrame) topUpFrame = requestAnimationFrame(topUp);
