@@ -1,5 +1,6 @@
-"""`python -m bench [--quick]`: measure sprintboard on SQLite and PostgreSQL against the
-ceiling of this machine, print one table and write `bench/results.json`.
+"""`python -m bench [--quick] [--only api|board]`: measure sprintboard on SQLite and
+PostgreSQL against the ceiling of this machine, and its board in Chromium (`bench/board.py`),
+print one table and write `bench/results.json`.
 """
 
 import argparse
@@ -16,6 +17,7 @@ import httpx
 import orjson
 
 from bench.api import API, Api
+from bench.board import measure_board
 from bench.databases import WORK, fresh_database
 from bench.load import Load, LoadGenerator, LoadResult, Request
 from bench.report import Row, judge, table, write_json
@@ -33,6 +35,8 @@ class Config:
     sprint_items: int
     bulk_entries: int
     bulk_repeats: int
+    only: str
+    """all, api (the loads and one-off calls) or board (the board in a browser)."""
 
 
 def config(args: argparse.Namespace) -> Config:
@@ -45,6 +49,7 @@ def config(args: argparse.Namespace) -> Config:
         sprint_items=5_000,
         bulk_entries=500,
         bulk_repeats=3 if args.quick else 15,
+        only=args.only,
     )
 
 
@@ -108,9 +113,14 @@ class Run:
             api = Api(server.base_url, key)
             try:
                 seeded = seed_base(api)
-                seed_board(api, self.url, seeded, items=self.cfg.board_items, sprints=5)
-                self.log(f"seeded through the API in {time.perf_counter() - started:.1f} s")
-                self.scenarios(api, seeded)
+                if self.cfg.only != "board":
+                    seed_board(api, self.url, seeded, items=self.cfg.board_items, sprints=5)
+                    self.log(f"seeded through the API in {time.perf_counter() - started:.1f} s")
+                    self.scenarios(api, seeded)
+                if self.cfg.only != "api":
+                    self.rows += measure_board(
+                        self.kind, api, key, self.url, seeded, quick=self.cfg.quick
+                    )
             finally:
                 api.close()
             rss = server.peak_rss_mb()
@@ -560,7 +570,7 @@ class Run:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "--quick", action="store_true", help="2 s per load, fewer repeats (under 2 minutes)"
+        "--quick", action="store_true", help="2 s per load, fewer repeats (see bench/README.md)"
     )
     parser.add_argument(
         "--databases", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql"
@@ -568,6 +578,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=None, help="seconds per load")
     parser.add_argument("--connections", type=int, default=16, help="concurrent connections")
     parser.add_argument("--big-items", type=int, default=100_000, help="items in the big project")
+    parser.add_argument(
+        "--only",
+        choices=["all", "api", "board"],
+        default="all",
+        help="api: the loads and timed calls; board: the board in Chromium (bench/board.py)",
+    )
     parser.add_argument(
         "--fallback", action="store_true", help="use the Python load generator even if wrk is there"
     )
@@ -583,7 +599,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with fresh_database(kind) as url:
             run = Run(kind, url, cfg, loadgen)
             try:
-                run.measure_ceiling()
+                if cfg.only != "board":
+                    run.measure_ceiling()
                 run.measure_service()
             finally:
                 run.finish()
@@ -592,6 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "mode": "quick" if cfg.quick else "full",
+        "only": cfg.only,
         "load_generator": loadgen.name,
         "connections": cfg.connections,
         "seconds_per_load": cfg.duration,
@@ -599,11 +617,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "elapsed_s": round(elapsed, 1),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
     print()
     print(
         f"sprintboard bench ({meta['mode']}): load generator {loadgen.name}; "
-        f"{cfg.connections} connections, {cfg.duration:g} s per load; {meta['pinning']}"
+        f"{cfg.connections} connections, {cfg.duration:g} s per load; {meta['pinning']}; "
+        f"load average at the end {' '.join(f'{n:.1f}' for n in meta['load_average'] or [])}"
     )
     print(table(rows))
     print(f"\n{elapsed:.0f} s in all; written to bench/results.json")

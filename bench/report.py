@@ -1,4 +1,4 @@
-"""The figures of a run, their ratio to the same run's ceiling, the targets of issue 7, and
+"""The figures of a run, their ratio to the same run's ceiling, the targets of issues 7 and 19, and
 the one table (plus `bench/results.json`) that shows them.
 """
 
@@ -45,6 +45,14 @@ TARGETS: dict[str, Target] = {
     "velocity of 50 sprints (p50)": Target("p50 <= 50 ms", at_most=50),
     "list at 100k vs 1k": Target("<= 1.5x slower", at_most=1.5),
     "server peak RSS": Target("<= 150 MiB", at_most=150),
+    # Issue 19: the board in a browser (bench/board.py).
+    "board of 1,000: interactive (p50)": Target("<= 1000 ms", at_most=1000),
+    "backlog of 10,000: interactive (p50)": Target("<= 1000 ms", at_most=1000),
+    "board of 1,000: scroll": Target("no long task", at_most=0),
+    "backlog of 10,000: scroll": Target("no long task", at_most=0),
+    "drag: card placed (p50)": Target("p50 <= 50 ms", at_most=50),
+    "drag: bulk update answered (p50)": Target("p50 <= 100 ms", at_most=100),
+    "remote change shown (p95)": Target("p95 <= 1000 ms", at_most=1000),
 }
 
 

@@ -240,3 +240,76 @@ def test_quick_moves_never_jump_back_on_their_own_echo(
     time.sleep(1.5)  # room for the three moves' own events to come back over the stream
     assert page.evaluate("window.seen") == ["IN_PROGRESS", "IN_REVIEW", "DONE"]
     expect(column(page, "DONE").locator(f'[data-key="{key}"]')).to_be_visible()
+
+
+def test_a_long_column_draws_its_cards_as_it_is_scrolled(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    # 60 more to do: the column draws a first batch, then more as its end nears the screen,
+    # or when asked, and its count is of them all from the start.
+    bodies = [
+        {
+            "name": f"Chore {n}",
+            "workspaceId": board.workspace["$id"],
+            "projectId": board.project["$id"],
+            "sprintId": board.sprint["$id"],
+            "status": "TODO",
+        }
+        for n in range(60)
+    ]
+    board.api.post("/tasks/bulk-create", json={"tasks": bodies}).raise_for_status()
+    open_signed_in(page, admin_key, board_path(board))
+    todo = column(page, "TODO")
+    expect(todo.locator(".column-meta")).to_contain_text("62 ·")
+    more = todo.locator("button.more")
+    expect(more).to_contain_text("not shown")
+    drawn = todo.locator(".card").count()
+    assert drawn < 62
+    # Scrolling to the end draws the rest, a batch at a time.
+    for _ in range(10):
+        page.evaluate("scrollTo(0, document.scrollingElement.scrollHeight)")
+        if todo.locator(".card").count() == 62:
+            break
+        page.wait_for_timeout(200)
+    expect(todo.locator(".card")).to_have_count(62)
+    expect(more).to_be_hidden()
+    # Every card is drawn once, in order of position, whatever was drawn first.
+    keys = todo.locator(".card").evaluate_all("cards => cards.map(c => c.dataset.key)")
+    assert len(set(keys)) == 62
+    assert keys[:2] == [
+        board.items["Write the login page"]["key"],
+        board.items["Fix the crash on save"]["key"],
+    ]
+    # A card moved into the long column is drawn at its place there, once.
+    key = board.items["Set up CI"]["key"]
+    card(page, key).drag_to(todo.locator("header"))
+    expect(todo.locator(".card").first).to_have_attribute("data-key", key)
+    expect(todo.locator(".card")).to_have_count(63)
+    expect(page.locator(f'[data-key="{key}"]')).to_have_count(1)
+
+
+def test_the_show_more_button_draws_the_next_cards(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    bodies = [
+        {
+            "name": f"Chore {n}",
+            "workspaceId": board.workspace["$id"],
+            "projectId": board.project["$id"],
+            "sprintId": board.sprint["$id"],
+            "status": "IN_REVIEW",
+        }
+        for n in range(120)
+    ]
+    board.api.post("/tasks/bulk-create", json={"tasks": bodies}).raise_for_status()
+    open_signed_in(page, admin_key, board_path(board))
+    review = column(page, "IN_REVIEW")
+    expect(review.locator(".column-meta")).to_contain_text("120 ·")
+    before = review.locator(".card").count()
+    assert before < 120
+    review.locator("button.more").click()
+    # At least the 50 asked for (the page, scrolled down to the button, may draw more).
+    page.wait_for_function(
+        "n => document.querySelectorAll('.column[data-status=\"IN_REVIEW\"] .card').length >= n",
+        arg=min(120, before + 50),
+    )

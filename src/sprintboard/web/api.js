@@ -28,11 +28,7 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * One request. Answers `{data, etag, status}`; throws ApiError for any non-2xx answer.
- * `ifMatch` sends the ETag a change was based on (a 412 then means someone changed it).
- */
-export async function request(method, path, { body, ifMatch, query, signal } = {}) {
+function urlOf(path, query) {
   let url = BASE + path;
   if (query) {
     const params = new URLSearchParams();
@@ -42,6 +38,15 @@ export async function request(method, path, { body, ifMatch, query, signal } = {
     const text = params.toString();
     if (text) url += (url.includes("?") ? "&" : "?") + text;
   }
+  return url;
+}
+
+/**
+ * One request. Answers `{data, etag, status}`; throws ApiError for any non-2xx answer.
+ * `ifMatch` sends the ETag a change was based on (a 412 then means someone changed it).
+ */
+export async function request(method, path, { body, ifMatch, query, signal } = {}) {
+  const url = urlOf(path, query);
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (ifMatch) headers["If-Match"] = ifMatch;
@@ -69,18 +74,45 @@ export async function request(method, path, { body, ifMatch, query, signal } = {
   };
 }
 
-export const get = (path, query) => request("GET", path, { query });
+// Reads started before they are asked for (while the page is still signing in), taken once.
+const early = new Map();
+
+/**
+ * Start `GET path?query` now; the first `get` of the same URL takes its answer. Answers the
+ * read's promise: its answer, or null if it failed.
+ */
+export function prefetch(path, query) {
+  const url = urlOf(path, query);
+  if (!early.has(url)) early.set(url, request("GET", path, { query }).catch(() => null));
+  return early.get(url);
+}
+
+export function get(path, query) {
+  const url = urlOf(path, query);
+  const started = early.get(url);
+  if (!started) return request("GET", path, { query });
+  early.delete(url);
+  // A read that failed early (signed out then, say) is asked again, so its error is current.
+  return started.then((answer) => answer || request("GET", path, { query }));
+}
 export const post = (path, body) => request("POST", path, { body });
 export const patch = (path, body, ifMatch) => request("PATCH", path, { body, ifMatch });
 export const del = (path, ifMatch) => request("DELETE", path, { ifMatch });
 
-/** Every record of a list, page by page (for lists known to be small, such as a sprint's). */
-export async function getAll(path, query, pageSize = 500) {
+/**
+ * Every record of a list, page by page (for lists known to be small, such as a sprint's).
+ * With `expected`, the count the caller knows of, that many pages are read at once.
+ */
+export async function getAll(path, query, pageSize = 500, expected = 0) {
   const documents = [];
-  for (let offset = 0; ; offset += pageSize) {
-    const { data } = await get(path, { ...query, limit: pageSize, offset });
-    documents.push(...data.documents);
-    if (data.documents.length < pageSize || documents.length >= data.total) return documents;
+  const pages = Math.max(1, Math.ceil(expected / pageSize));
+  for (let offset = 0; ; offset += pages * pageSize) {
+    const answers = await Promise.all(Array.from({ length: pages }, (_, n) =>
+      get(path, { ...query, limit: pageSize, offset: offset + n * pageSize })));
+    for (const { data } of answers) {
+      documents.push(...data.documents);
+      if (data.documents.length < pageSize || documents.length >= data.total) return documents;
+    }
   }
 }
 

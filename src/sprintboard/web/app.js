@@ -4,7 +4,7 @@
 import * as api from "./api.js";
 import { store } from "./store.js";
 import { h, link, openDialog, say, fill } from "./ui.js";
-import { renderBoard } from "./board.js";
+import { prefetchProject, renderBoard } from "./board.js";
 import { renderBacklog } from "./backlog.js";
 import { renderItemPage } from "./item.js";
 
@@ -266,6 +266,9 @@ async function start() {
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;
+  // A project's page reads the project and its sprints first: ask for them beside /me.
+  const project = location.pathname.match(/^\/projects\/([^/]+)\/(board|backlog)\/?$/);
+  if (project) prefetchProject(decodeURIComponent(project[1]), { board: project[2] === "board" });
   try {
     await loadMe();
   } catch (error) {

@@ -20,7 +20,51 @@ export function positionBetween(previous, next, fallback) {
   return fallback;
 }
 
-const CARDS_SHOWN = 100;
+// A column draws its first cards (two screens), then more as its end comes near the screen
+// (or when asked): a card's DOM is small, a thousand are not. Each batch costs a layout of
+// the columns whatever its size, so the batches are few and large.
+const FIRST_CARDS = 20;
+const MORE_CARDS = 25;
+const SHOW_MORE = 50;
+const NEAR = 1200;
+
+/** Put `element` before `before` in `parent`, keeping its focus where the browser can. */
+function moveInto(parent, element, before) {
+  if (parent.moveBefore && element.isConnected && parent.isConnected) {
+    try {
+      parent.moveBefore(element, before);
+      return;
+    } catch { /* not movable in place: inserted below */ }
+  }
+  parent.insertBefore(element, before);
+}
+
+/**
+ * Put `elements` first in `parent`, in order, moving only what is out of place (so that an
+ * unchanged card costs nothing and a moved one is one DOM move). Children not wanted are
+ * passed over: `prune` removes them, after every list has taken the ones it wants.
+ */
+export function place(parent, elements) {
+  const wanted = new Set(elements);
+  let cursor = parent.firstElementChild;
+  for (const element of elements) {
+    while (cursor && !wanted.has(cursor)) cursor = cursor.nextElementSibling;
+    if (element === cursor) cursor = cursor.nextElementSibling;
+    else moveInto(parent, element, cursor);
+  }
+}
+
+/** Remove the children of `parent` that are not `elements`. */
+export function prune(parent, elements) {
+  const wanted = new Set(elements);
+  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
+}
+
+/** Make `parent`'s children exactly `elements`. */
+export function reconcile(parent, elements) {
+  place(parent, elements);
+  prune(parent, elements);
+}
 
 export const byPosition = (a, b) => a.position - b.position || (a.$createdAt < b.$createdAt ? -1 : 1);
 
@@ -28,18 +72,47 @@ export function initials(name) {
   return name.split(/\s+/).filter(Boolean).slice(0, 2).map((part) => part[0].toUpperCase()).join("");
 }
 
+/** What the board reads of a sprint's items: the query of each page. */
+function itemPages(project, sprint) {
+  const query = { workspaceId: project.workspaceId, projectId: project.$id, sprintId: sprint.$id };
+  const pages = Math.max(1, Math.ceil((sprint.workItemCount || 0) / 500));
+  return { query, pages };
+}
+
+/**
+ * A project's first reads, asked for while the page is still signing in: the project and its
+ * sprints, and for the board, once those are in, the pages of the ACTIVE sprint's items.
+ */
+export function prefetchProject(projectId, { board = false } = {}) {
+  const project = api.prefetch(`/projects/${encodeURIComponent(projectId)}`);
+  const sprints = api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
+  if (!board) return;
+  Promise.all([project, sprints]).then(([read, list]) => {
+    const active = read && list && list.data.documents.find((s) => s.status === "ACTIVE");
+    if (!active) return;
+    const { query, pages } = itemPages(read.data, active);
+    for (let n = 0; n < pages; n += 1) api.prefetch("/tasks", { ...query, limit: 500, offset: n * 500 });
+  });
+}
+
+/**
+ * The project, its sprints (in the store) and the stream of its workspace; `members` is the
+ * read of the workspace's members (into the store), left running beside the view's own reads.
+ */
 export async function loadProjectContext(projectId) {
-  const { data: project } = await api.get(`/projects/${encodeURIComponent(projectId)}`);
+  const [{ data: project }, early] = await Promise.all([
+    api.get(`/projects/${encodeURIComponent(projectId)}`),
+    api.getAll("/sprints", { projectId }, 500).catch(() => null),
+  ]);
+  const sprints = early && projectId === project.$id
+    ? early : await api.getAll("/sprints", { projectId: project.$id }, 500);
   setNav(project);
   store.reset();
-  const [members, sprints] = await Promise.all([
-    api.getAll(`/workspaces/${project.workspaceId}/members`, {}, 500),
-    api.getAll("/sprints", { projectId: project.$id }, 500),
-  ]);
-  store.members = members;
   store.putSprints(sprints, { silent: true });
   store.connect(project.workspaceId);
-  return project;
+  const members = api.getAll(`/workspaces/${project.workspaceId}/members`, {}, 500)
+    .then((read) => { store.members = read; });
+  return { project, members };
 }
 
 export async function moveItems(entries, describe) {
@@ -66,21 +139,25 @@ export async function moveItems(entries, describe) {
 }
 
 export async function renderBoard(root, { projectId }) {
-  const project = await loadProjectContext(projectId);
+  const { project, members } = await loadProjectContext(projectId);
   const filters = { text: "", assignee: "", mine: false, label: "", type: "", priority: "" };
   let sprint = [...store.sprints.values()].find((s) => s.status === "ACTIVE") || null;
   const parents = new Map();
-  // A column shows its first cards only until asked: a card's DOM is small, a thousand are not.
-  const expanded = new Set();
+  // Cards drawn, by item id, with what they show: redrawn only when that changes.
+  const drawn = new Map();
+  // Per status: its column's parts (with the items it had at the last draw), and how many
+  // cards it draws.
+  const sections = new Map();
+  const limits = new Map();
 
   async function loadItems() {
     if (!sprint) return;
-    const items = await api.getAll("/tasks", {
-      workspaceId: project.workspaceId, projectId: project.$id, sprintId: sprint.$id,
-    });
+    // The sprint says how many items it holds: their pages are read at once.
+    const { query, pages } = itemPages(project, sprint);
+    const items = await api.getAll("/tasks", query, 500, pages * 500);
     store.putItems(items, { silent: true });
   }
-  await loadItems();
+  await Promise.all([members, loadItems()]);
 
   const header = h("section", { class: "sprint-header", "aria-label": "Sprint" });
   const toolbar = h("form", { class: "filters", role: "search", "aria-label": "Filter cards", onsubmit: (e) => e.preventDefault() });
@@ -180,36 +257,119 @@ export async function renderBoard(root, { projectId }) {
       h("span", { class: "assignees" }, names.map((name) => h("span", { class: "avatar", title: name }, initials(name))))));
   }
 
+  function cardFor(item) {
+    const parent = item.parentId ? parents.get(item.parentId) : null;
+    const shows = [
+      item.key, item.title, item.type, item.priority, item.storyPoints, item.flagged, item.blocked,
+      item.assigneeIds.join(), item.labels.join("\u0001"), parent ? `${parent.key}\u0001${parent.title}` : "",
+    ].join("\u0002");
+    const known = drawn.get(item.$id);
+    if (known && known.shows === shows) return known.element;
+    const element = card(item);
+    drawn.set(item.$id, { shows, element });
+    return element;
+  }
+
+  function drawColumns() {
+    sections.clear();
+    fill(columns, ...STATUSES.map((status) => {
+      const titleId = `column-${status}`;
+      const parts = {
+        count: h("span", { class: "count" }),
+        sum: document.createTextNode(""),
+        list: h("ol", { class: "cards", role: "list", "aria-label": `${STATUS_LABELS[status]} cards` }),
+        more: h("button", { type: "button", class: "ghost more", hidden: true, onclick: () => {
+          limits.set(status, parts.list.childElementCount + SHOW_MORE);
+          renderColumns();
+        } }),
+        items: [],
+      };
+      parts.meta = h("span", { class: "column-meta" }, parts.count, " · ", parts.sum);
+      sections.set(status, parts);
+      return h("section", { class: "column", "data-status": status, "aria-labelledby": titleId },
+        h("header", {}, h("h2", { id: titleId }, STATUS_LABELS[status]), parts.meta),
+        parts.list, parts.more);
+    }));
+  }
+
+  /** The button under a column that does not show all its cards yet. */
+  function offerRest(parts) {
+    const rest = parts.items.length - parts.list.childElementCount;
+    parts.more.hidden = rest <= 0;
+    parts.more.textContent = rest > 0 ? `Show ${Math.min(rest, SHOW_MORE)} more cards (${rest} not shown)` : "";
+  }
+
   function renderColumns() {
     const focusedKey = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
     if (!sprint) {
       fill(columns);
+      sections.clear();
       return;
     }
+    if (!sections.size) drawColumns();
     const visible = boardItems().filter(matches).sort(byPosition);
-    fill(columns, ...STATUSES.map((status) => {
-      const items = visible.filter((i) => i.status === status);
-      const shown = expanded.has(status) ? items : items.slice(0, CARDS_SHOWN);
-      const sum = items.reduce((total, i) => total + points(i.storyPoints), 0);
-      const titleId = `column-${status}`;
-      return h("section", { class: "column", "data-status": status, "aria-labelledby": titleId },
-        h("header", {},
-          h("h2", { id: titleId }, STATUS_LABELS[status]),
-          h("span", { class: "column-meta", "aria-label": `${items.length} items, ${formatPoints(sum)} points` },
-            h("span", { class: "count" }, String(items.length)), " · ", `${formatPoints(sum)} pts`)),
-        h("ol", { class: "cards", role: "list", "aria-label": `${STATUS_LABELS[status]} cards` },
-          shown.map(card)),
-        shown.length < items.length
-          ? h("button", { type: "button", class: "ghost more", onclick: () => { expanded.add(status); renderColumns(); } },
-            `Show all ${items.length} cards`)
-          : null);
-    }));
-    if (focusedKey) {
+    const byStatus = new Map(STATUSES.map((status) => [status, []]));
+    for (const item of visible) byStatus.get(item.status)?.push(item);
+    const placed = [];
+    for (const [status, items] of byStatus) {
+      const parts = sections.get(status);
+      parts.items = items;
+      const shown = items.slice(0, limits.get(status) || FIRST_CARDS);
+      const sum = formatPoints(items.reduce((total, i) => total + points(i.storyPoints), 0));
+      parts.count.textContent = String(items.length);
+      parts.sum.data = `${sum} pts`;
+      parts.meta.setAttribute("aria-label", `${items.length} items, ${sum} points`);
+      const cards = shown.map(cardFor);
+      place(parts.list, cards);
+      placed.push([parts, cards]);
+    }
+    // Only now: a card that changed column has been moved out of its old one, not removed
+    // (which would have taken its focus).
+    for (const [parts, cards] of placed) {
+      prune(parts.list, cards);
+      offerRest(parts);
+    }
+    if (drawn.size > visible.length + 500) {
+      for (const id of drawn.keys()) if (!store.items.has(id)) drawn.delete(id);
+    }
+    if (focusedKey && document.activeElement?.dataset?.key !== focusedKey) {
       const again = columns.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`);
       if (again) again.focus();
     }
     fetchParents(visible);
+    topUpSoon();
   }
+
+  // More cards as a column's end nears the screen: a batch for each column whose end is
+  // within NEAR pixels, one frame after another until none is.
+  let topUpFrame = 0;
+  function topUpSoon() {
+    if (!topUpFrame) topUpFrame = requestAnimationFrame(topUp);
+  }
+  function topUp() {
+    topUpFrame = 0;
+    if (!columns.isConnected) return;
+    const grow = [];
+    for (const [status, parts] of sections) {
+      const count = parts.list.childElementCount;
+      if (count < parts.items.length && parts.list.getBoundingClientRect().bottom < innerHeight + NEAR) {
+        grow.push([status, count + MORE_CARDS]);
+      }
+    }
+    if (!grow.length) return;
+    // The columns' items are those of the last draw (any change since has drawn them
+    // again): only the cards that come next are made and appended.
+    for (const [status, limit] of grow) {
+      limits.set(status, limit);
+      const parts = sections.get(status);
+      const more = parts.items.slice(parts.list.childElementCount, limit).map(cardFor);
+      parts.list.append(...more);
+      offerRest(parts);
+    }
+    topUpSoon();
+  }
+  window.addEventListener("scroll", topUpSoon, { passive: true });
+  window.addEventListener("resize", topUpSoon, { passive: true });
 
   async function fetchParents(items) {
     const missing = [...new Set(items.map((i) => i.parentId).filter((id) => id && !parents.has(id)))].slice(0, 20);
@@ -228,6 +388,7 @@ export async function renderBoard(root, { projectId }) {
   function renderAll() {
     renderHeader();
     renderToolbar();
+    limits.clear();
     renderColumns();
   }
 
@@ -434,8 +595,15 @@ export async function renderBoard(root, { projectId }) {
   renderAll();
   root.append(h("p", { id: "card-help", class: "sr-only" },
     "Press Enter to open. Shift and arrow keys move the card; arrow keys move focus."));
+  // For `make bench` (bench/board.py): the columns are drawn, their handlers attached and a
+  // frame painted.
+  performance.clearMarks("board:interactive");
+  requestAnimationFrame(() => setTimeout(() => performance.mark("board:interactive")));
   return () => {
     unsubscribe();
     document.removeEventListener("keydown", onSlash);
+    window.removeEventListener("scroll", topUpSoon);
+    window.removeEventListener("resize", topUpSoon);
+    cancelAnimationFrame(topUpFrame);
   };
 }

@@ -92,9 +92,12 @@ export const typeBadge = (type) =>
 export const points = (value) => (value === null || value === undefined ? 0 : value);
 export const formatPoints = (value) => String(Math.round(points(value) * 100) / 100);
 
+// Formatting a date is slow (Intl) and a board redraws its sprint's dates with every change.
+const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", timeZone: "UTC" });
+
 export function formatDate(iso) {
   if (!iso) return "—";
-  return new Date(iso).toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric", timeZone: "UTC" });
+  return DATE_FORMAT.format(new Date(iso));
 }
 
 export function link(href, text, attributes = {}) {
