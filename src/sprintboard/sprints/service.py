@@ -17,8 +17,7 @@ from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
 from sprintboard.sprints import history, reports
 from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
-from sprintboard.sql import raw
-from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
+from sprintboard.workitems import store
 
 API_FIELDS = {
     "name": "name",
@@ -33,12 +32,20 @@ NO_FIGURES: Figures = (0, 0, 0)
 
 
 def _figure_columns() -> tuple[Any, Any, Any]:
+    """A sprint's figures, named as `_figures` reads them."""
     points = func.coalesce(WorkItem.story_points, 0)
     return (
-        func.count(WorkItem.id),
-        func.coalesce(func.sum(points), 0),
-        func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0),
+        func.count(WorkItem.id).label("item_count"),
+        func.coalesce(func.sum(points), 0).label("total_points"),
+        func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0).label(
+            "completed_points"
+        ),
     )
+
+
+def _figures(row: Any) -> Figures:
+    """The figures in a row with `_figure_columns`."""
+    return int(row.item_count), row.total_points, row.completed_points
 
 
 def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
@@ -52,8 +59,9 @@ def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
 
 
 def figures_of(session: Session, sprint_id: str) -> Figures:
-    row = session.execute(select(*_figure_columns()).where(WorkItem.sprint_id == sprint_id)).one()
-    return int(row[0]), row[1], row[2]
+    return _figures(
+        session.execute(select(*_figure_columns()).where(WorkItem.sprint_id == sprint_id)).one()
+    )
 
 
 def list_sprints(
@@ -81,9 +89,7 @@ def list_sprints(
         .offset(offset)
     ).all()
     total = session.scalar(select(func.count()).select_from(Sprint).where(*criteria)) or 0
-    documents = [
-        with_figures(sprint, (count, points, done)) for sprint, count, points, done in rows
-    ]
+    documents = [with_figures(row.Sprint, _figures(row)) for row in rows]
     return documents, total
 
 
@@ -239,47 +245,15 @@ def move_items(
     only_unfinished: bool,
     caller: Caller,
 ) -> int:
-    """Move a sprint's items in one statement, with one `task.updated` event per item.
-
-    Only `sprintId` changes (and the item's version and `$updatedAt` with it).
-    """
-    db = raw(session)
-    unfinished = " AND status <> 'DONE'" if only_unfinished else ""
-    # The moved items as they now stand come back from the UPDATE itself: no read before it.
-    where = f"sprint_id = :sprint_id{unfinished}"
-    if not db.codec.sqlite:
-        # Locked in `$id` order first, as a bulk update locks its items: the two never wait
-        # for each other in a ring.
-        where = f"id IN (SELECT id FROM work_items WHERE {where} ORDER BY id FOR NO KEY UPDATE)"
-    rows = db.rows(
-        "UPDATE work_items SET sprint_id = :to_sprint_id, version = version + 1,"
-        f" updated_at = :now WHERE {where} {ITEM_RETURNING[db.dialect]}",
-        {
-            "to_sprint_id": to_sprint_id,
-            "now": db.codec.param(utcnow()),
-            "sprint_id": sprint.id,
-            # (an event's form of an item leaves its project out)
-            "project_name": None,
-            "project_key": None,
-        },
+    """Move a sprint's items (those not DONE, with `only_unfinished`) to another sprint or
+    the backlog, as any change to items is made (`store.change_items`: one statement, one
+    `task.updated` event per item); returns how many moved."""
+    unfinished = " AND wi.status <> 'DONE'" if only_unfinished else ""
+    items = store.lock_items(
+        session, f"wi.sprint_id = :sprint_id{unfinished}", {"sprint_id": sprint.id}
     )
-    if not rows:
-        return 0
-    changes = {"sprintId": {"from": sprint.id, "to": to_sprint_id}}
-    events.record_many(
-        session,
-        [
-            {
-                "workspace_id": item["workspaceId"],
-                "type": "task.updated",
-                "subject_id": item["$id"],
-                "actor_id": caller.user_id,
-                "payload": {"workItem": event_form(item), "changes": changes},
-            }
-            for item in (item_from_row(row) for row in rows)
-        ],
-    )
-    return len(rows)
+    changes = [(item, {"sprintId": to_sprint_id}) for item in items]
+    return len(store.change_items(session, actor_id=caller.user_id, changes=changes))
 
 
 def reorder_sprints(
@@ -305,23 +279,18 @@ def reorder_sprints(
 
 
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
-    # Locked for share, as a work item's sprint is: the target is not completed or deleted
-    # while the items move in (a delete meanwhile had failed the move on its foreign key).
-    target = session.get(Sprint, target_id, with_for_update={"read": True})
-    field, path = "unfinishedDetails", "unfinishedDetails.moveTo.sprintId"
-    if target is None or target.workspace_id != sprint.workspace_id:
-        raise InvalidRequest(field, "not_found", f"{path}: no such sprint.", path=path)
-    if (
-        target.id == sprint.id
-        or target.project_id != sprint.project_id
-        or target.status not in ("PLANNED", "ACTIVE")
-    ):
-        raise InvalidRequest(
-            field,
-            "invalid_value",
-            f"{path}: must be another PLANNED or ACTIVE sprint of the same project.",
-            path=path,
-        )
+    """The sprint a completion moves unfinished items to: an open sprint of the project
+    (`store.check_open_sprint`, locked for share as an item's sprint is), not this one."""
+    target = store.open_sprints(session, sprint.workspace_id, [target_id]).get(target_id)
+    if target_id == sprint.id:
+        target = (sprint.project_id, "COMPLETED")  # (about to be)
+    store.check_open_sprint(
+        target,
+        sprint.project_id,
+        field="unfinishedDetails",
+        path="unfinishedDetails.moveTo.sprintId",
+        message="must be another PLANNED or ACTIVE sprint of the same project.",
+    )
 
 
 def _check_dates(start: datetime | None, end: datetime | None, *, blamed: str = "endDate") -> None:
