@@ -166,10 +166,11 @@ def lock_for_delete(
     db = raw(session)
     scope = "workspace_id" if model is Workspace else "project_id"
     project_scope = "workspace_id" if model is Workspace else "id"
+    lock = row_lock(session, strength="UPDATE")
     for table, column in (("sprints", scope), ("work_items", scope), ("projects", project_scope)):
         db.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} = :id"
-            " ORDER BY id FOR UPDATE) AS locked",
+            f" ORDER BY id{lock}) AS locked",
             {"id": record_id},
         )
 
@@ -320,7 +321,7 @@ def lock_sprints_moved_to(session: Session, caller: Caller, sprint_ids: Sequence
     join, params = membership_join_sql(caller, "s.workspace_id")
     raw(session).rows(
         f"SELECT s.id FROM sprints s{join} WHERE s.id IN {placeholders}"
-        " ORDER BY s.id FOR SHARE OF s",
+        f" ORDER BY s.id{row_lock(session, 's', strength='SHARE')}",
         {**params, **names},
     )
 

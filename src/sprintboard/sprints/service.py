@@ -10,14 +10,22 @@ from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, WorkspaceAccess, for_change
+from sprintboard.access import Caller, Permission, WorkspaceAccess, for_change
+from sprintboard.concurrency import etag
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
 from sprintboard.sprints import history, reports
-from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
+from sprintboard.sprints.schemas import (
+    MoveToSprint,
+    SprintComplete,
+    SprintCreate,
+    SprintUpdate,
+    sprint_json,
+)
 from sprintboard.workitems import store
+from sprintboard.workitems.reads import read_sprint_items
 
 API_FIELDS = {
     "name": "name",
@@ -56,6 +64,20 @@ def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
         "totalPoints": reports.number(total),
         "completedPoints": reports.number(completed),
     }
+
+
+def sprint_record(
+    session: Session, sprint: Sprint, *, with_items: bool = False, moved: int | None = None
+) -> tuple[dict[str, Any], str]:
+    """A sprint as the API shows it, with its figures (and its work items, `with_items`;
+    `movedItemCount`, `moved`, after an update), and its ETag."""
+    session.flush()
+    record = with_figures(sprint, figures_of(session, sprint.id))
+    if moved is not None:
+        record["movedItemCount"] = moved
+    if with_items:
+        record["workItems"] = read_sprint_items(session, sprint.id)
+    return record, etag(sprint.id, sprint.version)
 
 
 def figures_of(session: Session, sprint_id: str) -> Figures:
@@ -128,8 +150,8 @@ def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCrea
 def update_sprint(
     session: Session, *, access: WorkspaceAccess, sprint: Sprint, data: SprintUpdate
 ) -> int | None:
-    """Apply a partial update and any status transition; returns the moved item count when
-    the update completed the sprint.
+    """Apply a partial update and any status transition (`require_for_update` checked);
+    returns the moved item count when the update completed the sprint.
     """
     sent = data.model_fields_set
     if "unfinished_details" in sent and data.status != "COMPLETED":
@@ -167,6 +189,34 @@ def update_sprint(
         else:
             raise _invalid_transition(sprint.status, data.status)
     return None
+
+
+def require_for_update(access: WorkspaceAccess, data: SprintUpdate) -> None:
+    """The permissions a PATCH needs: SPRINT_CREATE for its fields, and the one of the
+    status it moves to."""
+    if data.model_fields_set - {"status", "unfinished_details", "workspace_id", "project_id"}:
+        access.require(Permission.SPRINT_CREATE)
+    if "status" in data.model_fields_set:
+        access.require(_STATUS_PERMISSIONS[data.status])
+
+
+_STATUS_PERMISSIONS = {
+    "PLANNED": Permission.SPRINT_CREATE,  # (planning; PLANNED is never a transition's target)
+    "ACTIVE": Permission.SPRINT_START,
+    "COMPLETED": Permission.SPRINT_COMPLETE,
+}
+
+
+def complete_as_asked(
+    session: Session, *, access: WorkspaceAccess, sprint: Sprint, body: SprintComplete
+) -> int:
+    """`POST /sprints/{id}/complete`: its `workspaceId` and `projectId`, if sent, are the
+    sprint's own; unfinished items go where `unfinishedDetails` says (the backlog by
+    default). Returns how many moved."""
+    check_own_ids(sprint, workspace_id=body.workspace_id, project_id=body.project_id)
+    move_to = body.unfinished_details.move_to if body.unfinished_details else "backlog"
+    target = move_to.sprint_id if isinstance(move_to, MoveToSprint) else None
+    return complete_sprint(session, access=access, sprint=sprint, move_to=target)
 
 
 def check_own_ids(sprint: Sprint, *, workspace_id: str | None, project_id: str | None) -> None:
@@ -262,8 +312,9 @@ def reorder_sprints(
     access: WorkspaceAccess,
     sprints: dict[str, Sprint],
     positions: dict[str, float],
-) -> str:
-    """Set new positions for sprints of one project; returns that project's id."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Set new positions for sprints of one project; returns that project's sprints in their
+    new order, and how many it has."""
     projects = {sprint.project_id for sprint in sprints.values()}
     if len(projects) > 1:
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
@@ -275,7 +326,15 @@ def reorder_sprints(
             _touch(sprint)
             _record(session, sprint, "sprint.updated", access.caller, changes=changes)
     (project_id,) = projects
-    return project_id
+    session.flush()
+    return list_sprints(
+        session,
+        workspace_id=access.workspace_id,
+        project_id=project_id,
+        statuses=(),
+        limit=500,
+        offset=0,
+    )
 
 
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:

@@ -46,13 +46,6 @@ TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id`
 MAX_BULK = 500
 
 
-def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response:
-    """The response to a write: the item as it now stands, re-read after the write."""
-    session.flush()
-    record, tag = reads.read_item(session, item_id)
-    return one(record, status=status, headers={"ETag": tag})
-
-
 @router.get(
     "/tasks",
     response_model=Many[TaskRead],
@@ -331,8 +324,7 @@ async def add_time_log(
     log = service.add_time_log(
         session, access=access, item=item, hours=body.hours, day=body.date, note=body.note
     )
-    session.flush()
-    return one(reads.read_time_log(raw(session), log.id), status=201)
+    return one(log, status=201)
 
 
 @router.get(

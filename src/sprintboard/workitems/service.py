@@ -251,37 +251,11 @@ def detach_children(
     session: Session, *, workspace_id: str, actor_id: str | None, condition: str, **params: Any
 ) -> None:
     """The items that match `condition` (SQL on `work_items`, naming their parents) lose
-    their parent, each with a `task.updated` event (`changes.parentId`)."""
-    db = raw(session)
-    # (In `$id` order on PostgreSQL, as every request that locks several items does.)
-    lock = "" if db.codec.sqlite else " ORDER BY id FOR NO KEY UPDATE"
-    rows = db.rows(f"SELECT id, parent_id FROM work_items WHERE {condition}{lock}", params)
-    parents: dict[str, str] = {row[0]: row[1] for row in rows}
-    if not parents:
-        return
-    child_ids = sorted(parents)
-    placeholders, names = in_list("c", child_ids)
-    db.execute(
-        "UPDATE work_items SET parent_id = NULL, version = version + 1, updated_at = :now"
-        f" WHERE id IN {placeholders}",
-        {**names, "now": db.codec.param(utcnow())},
-    )
-    events.record_many(
-        session,
-        [
-            {
-                "workspace_id": workspace_id,
-                "type": "task.updated",
-                "subject_id": child["$id"],
-                "actor_id": actor_id,
-                "payload": {
-                    "workItem": reads.event_form(child),
-                    "changes": {"parentId": {"from": parents[child["$id"]], "to": None}},
-                },
-            }
-            for child in reads.read_items(session, child_ids)
-        ],
-    )
+    their parent, each with a `task.updated` event (`changes.parentId`), as any change to
+    items is made (`store.change_items`)."""
+    children = store.lock_items(session, condition, params)
+    changes = [(child, {"parentId": None}) for child in children]
+    store.change_items(session, actor_id=actor_id, changes=changes)
 
 
 def _record(
@@ -496,7 +470,8 @@ def add_time_log(
     hours: float,
     day: date | None,
     note: str | None,
-) -> TimeLog:
+) -> dict[str, Any]:
+    """Log time on the item; returns the time log as the API shows it."""
     log = TimeLog(
         work_item_id=item.id,
         workspace_id=item.workspace_id,
@@ -512,7 +487,8 @@ def add_time_log(
         .values(logged_hours=_hours_sum(WorkItem.logged_hours + hours)),
         execution_options={"synchronize_session": False},
     )
-    return log
+    session.flush()
+    return reads.read_time_log(raw(session), log.id)
 
 
 def title_of(name: str | None, title: str | None) -> str | None:

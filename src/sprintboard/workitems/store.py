@@ -134,9 +134,11 @@ def _write(db: Raw, columns: list[str], rows: list[dict[str, Any]], stamp: Any) 
             {**first, "now_": stamp, "ids_": ids_param},
         )
         return
-    db.execute_many(
-        f"UPDATE work_items SET {sets} WHERE id = :id", [{**row, "now_": stamp} for row in rows]
-    )
+    statement = f"UPDATE work_items SET {sets} WHERE id = :id"
+    if len(rows) == 1:
+        db.execute(statement, {**rows[0], "now_": stamp})
+    else:
+        db.execute_many(statement, [{**row, "now_": stamp} for row in rows])
 
 
 def _param(codec: Codec, field: str, value: Any) -> Any:
