@@ -166,10 +166,11 @@ def lock_for_delete(
     db = raw(session)
     scope = "workspace_id" if model is Workspace else "project_id"
     project_scope = "workspace_id" if model is Workspace else "id"
+    lock = row_lock(session, strength="UPDATE")
     for table, column in (("sprints", scope), ("work_items", scope), ("projects", project_scope)):
         db.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} = :id"
-            " ORDER BY id FOR UPDATE) AS locked",
+            f" ORDER BY id{lock}) AS locked",
             {"id": record_id},
         )
 
@@ -262,23 +263,50 @@ def access_sprint(
 def access_work_item(
     session: Session, caller: Caller, ref: str, *, workspace_id: str | None = None
 ) -> tuple[WorkItem, WorkspaceAccess]:
-    """A work item by `$id` or by key (`WEB-12`).
+    """A work item by `$id` or by key (`WEB-12`), as an ORM record, locked for a change in a
+    write request; found by `visible_item_sql`'s rule (as `reads.read_visible_item` finds it).
+    """
+    where, params = visible_item_sql(caller, ref, workspace_id=workspace_id)
+    row = raw(session).row(
+        f"SELECT wi.id, member_.role FROM work_items wi{where}{row_lock(session, 'wi')}", params
+    )
+    if row is None:
+        raise NotFound("Work item")
+    item = session.get_one(WorkItem, row[0])
+    return item, WorkspaceAccess(caller, item.workspace_id, Role(row[1]))
+
+
+def visible_item_sql(
+    caller: Caller, ref: str, *, workspace_id: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The rule that finds one work item by `$id` or by key (`WEB-12`), as plain SQL to follow
+    `FROM work_items wi` (its joins, condition, order and limit), exposing the caller's role
+    as `member_.role`; and its parameters.
 
     Keys are unique per workspace. When a key matches items in several of the caller's
     workspaces, `workspace_id` says which; without it the newest match wins.
     """
-    query = _membership_join(select(WorkItem, WorkspaceMember.role), caller, WorkItem.workspace_id)
-    if _WORK_ITEM_KEY.match(ref):
-        query = query.where(WorkItem.key == ref).order_by(WorkItem.created_at.desc())
-    else:
-        query = query.where(WorkItem.id == ref)
+    join, params = membership_join_sql(caller, "wi.workspace_id")
+    column = "wi.key" if is_work_item_key(ref) else "wi.id"
+    where = f"{column} = :ref"
+    params["ref"] = ref
     if workspace_id is not None:
-        query = query.where(WorkItem.workspace_id == workspace_id)
-    row = session.execute(for_change(session, query.limit(1), WorkItem)).first()
-    if row is None:
-        raise NotFound("Work item")
-    item, role = row
-    return item, WorkspaceAccess(caller, item.workspace_id, Role(role))
+        where += " AND wi.workspace_id = :workspace_id"
+        params["workspace_id"] = workspace_id
+    return f"{join} WHERE {where} ORDER BY wi.created_at DESC LIMIT 1", params
+
+
+def row_lock(session: Session, of: str | None = None, *, strength: str = "NO KEY UPDATE") -> str:
+    """What ends a plain-SQL `SELECT` that locks the rows it reads for a change, as
+    `for_change` does for the ORM: `FOR NO KEY UPDATE` (of the table aliased `of`) in a write
+    request on PostgreSQL, nothing elsewhere (SQLite's writer holds the database whole).
+    `strength` `UPDATE` also keeps new rows from referring to the locked ones (a delete).
+    Several rows are locked in `$id` order (the statement's `ORDER BY`), as every request
+    that locks several does: two changes never wait for each other in a ring.
+    """
+    if not _takes_row_locks(session):
+        return ""
+    return f" FOR {strength} OF {of}" if of else f" FOR {strength}"
 
 
 def lock_sprints_moved_to(session: Session, caller: Caller, sprint_ids: Sequence[str]) -> None:
@@ -293,7 +321,7 @@ def lock_sprints_moved_to(session: Session, caller: Caller, sprint_ids: Sequence
     join, params = membership_join_sql(caller, "s.workspace_id")
     raw(session).rows(
         f"SELECT s.id FROM sprints s{join} WHERE s.id IN {placeholders}"
-        " ORDER BY s.id FOR SHARE OF s",
+        f" ORDER BY s.id{row_lock(session, 's', strength='SHARE')}",
         {**params, **names},
     )
 

@@ -13,10 +13,11 @@ timestamps and JSON as text); a `Codec` turns them into API values.
 import re
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from functools import lru_cache
-from typing import Any
+from operator import itemgetter
+from typing import Any, TypeVar
 
 import orjson
 from psycopg.types.json import Jsonb
@@ -108,6 +109,55 @@ class Codec:
         return stored_timestamp(moment, sqlite=self.sqlite)
 
 
+T = TypeVar("T")
+Getter = Callable[[Sequence[Any]], Any]
+"""What reads some columns of a row (`Columns.getter`)."""
+
+
+class Columns:
+    """The columns of one statement's rows by name: `columns["version"]` is where a row holds
+    `version`. Made once per statement (`Raw.fetch`), with what decodes its rows (`made`), so
+    a row is read by name at the cost of reading it by position.
+    """
+
+    __slots__ = ("_at", "_made")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._at = {name: index for index, name in enumerate(names)}
+        self._made: dict[Any, Any] = {}
+
+    def __getitem__(self, name: str) -> int:
+        return self._at[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._at
+
+    def getter(self, *names: str) -> Getter:
+        """A function of a row giving these columns (one value, or a tuple of several)."""
+        return itemgetter(*(self._at[name] for name in names))
+
+    def made(self, make: Callable[["Columns"], T]) -> T:
+        """`make(self)`, made once for these columns (a decoder of their rows)."""
+        found = self._made.get(make)
+        if found is None:
+            found = self._made[make] = make(self)
+        result: T = found
+        return result
+
+
+_COLUMNS: dict[tuple[str, str], Columns] = {}
+
+
+def _columns_of(dialect: str, sql: str, description: Sequence[Sequence[Any]]) -> Columns:
+    """The `Columns` of a statement, kept by its text (a few hundred distinct statements)."""
+    found = _COLUMNS.get((dialect, sql))
+    if found is None:
+        if len(_COLUMNS) > 2048:  # (statements with IN lists vary; never grow without end)
+            _COLUMNS.clear()
+        found = _COLUMNS[dialect, sql] = Columns(column[0] for column in description)
+    return found
+
+
 class Raw:
     """A DB-API connection, for plain SQL: the session's own inside a write request's
     transaction, or one in autocommit for a read request (`AutocommitReads`).
@@ -128,6 +178,23 @@ class Raw:
     def row(self, sql: str, params: Mapping[str, Any] | None = None) -> Sequence[Any] | None:
         rows = self.rows(sql, params)
         return rows[0] if rows else None
+
+    def fetch(
+        self, sql: str, params: Mapping[str, Any] | None = None
+    ) -> tuple[list[Sequence[Any]], Columns]:
+        """`rows`, and their columns by name (as the statement names them: `AS` aliases)."""
+        cursor = self.run(sql, params)
+        try:
+            return list(cursor.fetchall()), _columns_of(self.dialect, sql, cursor.description)
+        finally:
+            cursor.close()
+
+    def fetch_one(
+        self, sql: str, params: Mapping[str, Any] | None = None
+    ) -> tuple[Sequence[Any] | None, Columns]:
+        """`fetch` for at most one row."""
+        rows, columns = self.fetch(sql, params)
+        return (rows[0] if rows else None), columns
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
         """Run a statement that returns no rows; returns the row count."""

@@ -17,7 +17,7 @@ from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, Forbidden, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.identity.schemas import EMAIL_PATTERN
 from sprintboard.models import ApiKey, User, Workspace, WorkspaceMember, touched, utcnow
-from sprintboard.sql import Raw, raw
+from sprintboard.sql import Columns, Getter, Raw, raw
 
 MAX_KEYS_PER_USER = 25
 """Unrevoked keys one user may hold: each is a way in to revoke when a user leaves."""
@@ -27,8 +27,8 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 _EMAIL = re.compile(EMAIL_PATTERN)
 
 _AUTHENTICATE = """
-SELECT k.id, k.secret_hash, k.permissions, k.workspace_id, k.expires_at, k.last_used_at,
-       k.revoked_at, u.id, u.name, u.email, u.is_org_admin, u.active
+SELECT k.id AS key_id, k.secret_hash, k.permissions, k.workspace_id, k.expires_at,
+       k.last_used_at, k.revoked_at, u.id AS user_id, u.name, u.email, u.is_org_admin, u.active
 FROM api_keys k JOIN users u ON u.id = k.user_id
 WHERE k.secret_hash = :secret_hash
 """
@@ -40,24 +40,31 @@ def authenticate(session: Session, secret: str) -> Caller:
         raise Unauthenticated()
     secret_hash = hash_secret(secret)
     db = raw(session)
-    row = db.row(_AUTHENTICATE, {"secret_hash": secret_hash})
-    if row is None or not hmac.compare_digest(row[1], secret_hash):
+    row, columns = db.fetch_one(_AUTHENTICATE, {"secret_hash": secret_hash})
+    if row is None:
         raise Unauthenticated()
-    codec = db.codec
-    key_id, _, permissions, workspace_id, expires_at, last_used_at, revoked_at = row[:7]
+    check, key, user = columns.made(_authenticated)
+    stored_hash, expires_at, revoked_at, active = check(row)
+    if not hmac.compare_digest(stored_hash, secret_hash):
+        raise Unauthenticated()
     now = utcnow()
     if revoked_at is not None:
         raise Unauthenticated("This API key has been revoked.")
-    if not codec.bool(row[11]):
+    if not db.codec.bool(active):
         raise Unauthenticated("This API key's user has been deactivated.")
-    expires = codec.moment(expires_at)
+    expires = db.codec.moment(expires_at)
     if expires is not None and expires <= now:
         raise Unauthenticated("This API key has expired.")
-    return key_caller(
-        db,
-        now=now,
-        key=(key_id, permissions, workspace_id, last_used_at),
-        user=(row[7], row[8], row[9], row[10]),
+    return key_caller(db, now=now, key=key(row), user=user(row))
+
+
+def _authenticated(columns: Columns) -> tuple[Getter, Getter, Getter]:
+    """What `authenticate` reads of its row: what it checks, the key (as `key_caller` takes
+    it) and its user."""
+    return (
+        columns.getter("secret_hash", "expires_at", "revoked_at", "active"),
+        columns.getter("key_id", "permissions", "workspace_id", "last_used_at"),
+        columns.getter("user_id", "name", "email", "is_org_admin"),
     )
 
 

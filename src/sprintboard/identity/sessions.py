@@ -21,7 +21,7 @@ from sprintboard.access import Caller
 from sprintboard.errors import CrossSiteRefused, NotFound, Unauthenticated
 from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate, key_caller
 from sprintboard.models import ApiKey, BrowserSession, User, utcnow
-from sprintboard.sql import raw
+from sprintboard.sql import Columns, Getter, raw
 
 COOKIE = "sb_session"
 IDLE_TIMEOUT = timedelta(hours=12)
@@ -67,8 +67,9 @@ def _as_session(caller: Caller, session_id: str) -> Caller:
 
 
 _AUTHENTICATE = """
-SELECT s.id, s.token_hash, s.last_used_at, k.id, k.permissions, k.workspace_id, k.expires_at,
-       k.last_used_at, k.revoked_at, u.id, u.name, u.email, u.is_org_admin
+SELECT s.id AS session_id, s.token_hash, s.last_used_at AS session_used, k.id AS key_id,
+       k.permissions, k.workspace_id, k.expires_at, k.last_used_at AS key_used, k.revoked_at,
+       u.id AS user_id, u.name, u.email, u.is_org_admin
 FROM browser_sessions s
 JOIN api_keys k ON k.id = s.api_key_id
 JOIN users u ON u.id = k.user_id
@@ -100,12 +101,15 @@ def authenticate_session(session: Session, token: str) -> Caller:
         raise Unauthenticated("The browser session is not valid; sign in again.")
     token_hash = hash_token(token)
     db = raw(session)
-    row = db.row(_AUTHENTICATE, {"token_hash": token_hash})
-    if row is None or not hmac.compare_digest(row[1], token_hash):
-        raise Unauthenticated("The browser session is not valid; sign in again.")
+    row, columns = db.fetch_one(_AUTHENTICATE, {"token_hash": token_hash})
+    invalid = "The browser session is not valid; sign in again."
+    if row is None:
+        raise Unauthenticated(invalid)
+    check, key, user = columns.made(_authenticated)
+    session_id, stored_hash, session_used, expires_at, revoked_at = check(row)
+    if not hmac.compare_digest(stored_hash, token_hash):
+        raise Unauthenticated(invalid)
     codec = db.codec
-    session_id, _, session_used, key_id, permissions, workspace_id = row[:6]
-    expires_at, key_used, revoked_at = row[6:9]
     now = utcnow()
     if revoked_at is not None:
         raise Unauthenticated("The API key of this browser session has been revoked.")
@@ -121,12 +125,16 @@ def authenticate_session(session: Session, token: str) -> Caller:
             "UPDATE browser_sessions SET last_used_at = :now WHERE id = :id",
             {"now": codec.param(now), "id": session_id},
         )
-    return key_caller(
-        db,
-        now=now,
-        key=(key_id, permissions, workspace_id, key_used),
-        user=(row[9], row[10], row[11], row[12]),
-        session_id=session_id,
+    return key_caller(db, now=now, key=key(row), user=user(row), session_id=session_id)
+
+
+def _authenticated(columns: Columns) -> tuple[Getter, Getter, Getter]:
+    """What `authenticate_session` reads of its row: the session and what it checks, the
+    key (as `key_caller` takes it) and its user."""
+    return (
+        columns.getter("session_id", "token_hash", "session_used", "expires_at", "revoked_at"),
+        columns.getter("key_id", "permissions", "workspace_id", "key_used"),
+        columns.getter("user_id", "name", "email", "is_org_admin"),
     )
 
 

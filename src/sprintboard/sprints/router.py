@@ -5,13 +5,12 @@ from starlette.responses import Response
 
 from sprintboard.access import (
     Permission,
-    WorkspaceAccess,
     access_project,
     access_sprint,
     access_sprints,
     access_workspace_id,
 )
-from sprintboard.concurrency import IfMatch, check_if_match, etag
+from sprintboard.concurrency import IfMatch, check_if_match
 from sprintboard.deps import CallerDep, SessionDep, api_router
 from sprintboard.errors import InvalidRequest
 from sprintboard.models import Sprint
@@ -19,7 +18,6 @@ from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sprints import reports, service
 from sprintboard.sprints.schemas import (
-    MoveToSprint,
     SprintComplete,
     SprintCompleted,
     SprintCreate,
@@ -33,7 +31,6 @@ from sprintboard.sprints.schemas import (
     VelocityQuery,
     VelocityRead,
 )
-from sprintboard.workitems.reads import read_sprint_items
 
 router = api_router(tags=["sprints"])
 
@@ -41,9 +38,11 @@ SprintId = Annotated[str, Path(alias="sprintId")]
 ProjectId = Annotated[str, Path(alias="projectId")]
 
 
-def _sprint(session: SessionDep, sprint: Sprint, *, status: int = 200, **extra: int) -> Response:
-    record = {**service.with_figures(sprint, service.figures_of(session, sprint.id)), **extra}
-    return one(record, status=status, headers={"ETag": etag(sprint.id, sprint.version)})
+def _sprint(
+    session: SessionDep, sprint: Sprint, *, status: int = 200, moved: int | None = None
+) -> Response:
+    record, tag = service.sprint_record(session, sprint, moved=moved)
+    return one(record, status=status, headers={"ETag": tag})
 
 
 @router.get(
@@ -109,16 +108,8 @@ async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: Call
         raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")
     sprints, access = access_sprints(session, caller, list(positions))
     access.require(Permission.SPRINT_CREATE)
-    project_id = service.reorder_sprints(
+    documents, total = service.reorder_sprints(
         session, access=access, sprints=sprints, positions=positions
-    )
-    session.flush()
-    documents, total, _ = service.list_sprints(
-        session,
-        workspace_id=access.workspace_id,
-        project_id=project_id,
-        statuses=(),
-        window=SprintQuery(limit=500).window(),
     )
     return many(documents, total)
 
@@ -131,11 +122,8 @@ async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: Call
 )
 async def get_sprint(sprint_id: SprintId, session: SessionDep, caller: CallerDep) -> Response:
     sprint, _ = access_sprint(session, caller, sprint_id)
-    record = {
-        **service.with_figures(sprint, service.figures_of(session, sprint.id)),
-        "workItems": read_sprint_items(session, sprint.id),
-    }
-    return one(record, headers={"ETag": etag(sprint.id, sprint.version)})
+    record, tag = service.sprint_record(session, sprint, with_items=True)
+    return one(record, headers={"ETag": tag})
 
 
 @router.patch(
@@ -156,25 +144,10 @@ async def update_sprint(
     sprint was completed by this call.
     """
     sprint, access = access_sprint(session, caller, sprint_id)
-    _require_for_update(access, body)
+    service.require_for_update(access, body)
     check_if_match(if_match, sprint.id, sprint.version)
     moved = service.update_sprint(session, access=access, sprint=sprint, data=body)
-    session.flush()
-    return _sprint(session, sprint, movedItemCount=moved or 0)
-
-
-def _require_for_update(access: WorkspaceAccess, body: SprintUpdate) -> None:
-    if body.model_fields_set - {"status", "unfinished_details", "workspace_id", "project_id"}:
-        access.require(Permission.SPRINT_CREATE)
-    if "status" in body.model_fields_set:
-        access.require(_STATUS_PERMISSIONS[body.status])
-
-
-_STATUS_PERMISSIONS = {
-    "PLANNED": Permission.SPRINT_CREATE,  # (planning; PLANNED is never a transition's target)
-    "ACTIVE": Permission.SPRINT_START,
-    "COMPLETED": Permission.SPRINT_COMPLETE,
-}
+    return _sprint(session, sprint, moved=moved or 0)
 
 
 @router.post(
@@ -192,17 +165,10 @@ async def complete_sprint(
     """Items not DONE move to the backlog, or to `unfinishedDetails.moveTo.sprintId`."""
     sprint, access = access_sprint(session, caller, sprint_id)
     access.require(Permission.SPRINT_COMPLETE)
-    body = body or SprintComplete()
-    service.check_own_ids(sprint, workspace_id=body.workspace_id, project_id=body.project_id)
-    move_to = body.unfinished_details.move_to if body.unfinished_details else "backlog"
-    moved = service.complete_sprint(
-        session,
-        access=access,
-        sprint=sprint,
-        move_to=move_to.sprint_id if isinstance(move_to, MoveToSprint) else None,
+    moved = service.complete_as_asked(
+        session, access=access, sprint=sprint, body=body or SprintComplete()
     )
-    session.flush()
-    return _sprint(session, sprint, movedItemCount=moved)
+    return _sprint(session, sprint, moved=moved)
 
 
 @router.delete(

@@ -10,16 +10,24 @@ from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, WorkspaceAccess, for_change
+from sprintboard.access import Caller, Permission, WorkspaceAccess, for_change
+from sprintboard.concurrency import etag
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
 from sprintboard.responses import iso
 from sprintboard.sprints import history, reports
-from sprintboard.sprints.schemas import MoveToSprint, SprintCreate, SprintUpdate, sprint_json
-from sprintboard.sql import raw
-from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
+from sprintboard.sprints.schemas import (
+    MoveToSprint,
+    SprintComplete,
+    SprintCreate,
+    SprintQuery,
+    SprintUpdate,
+    sprint_json,
+)
+from sprintboard.workitems import store
+from sprintboard.workitems.reads import read_sprint_items
 
 API_FIELDS = {
     "name": "name",
@@ -34,12 +42,20 @@ NO_FIGURES: Figures = (0, 0, 0)
 
 
 def _figure_columns() -> tuple[Any, Any, Any]:
+    """A sprint's figures, named as `_figures` reads them."""
     points = func.coalesce(WorkItem.story_points, 0)
     return (
-        func.count(WorkItem.id),
-        func.coalesce(func.sum(points), 0),
-        func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0),
+        func.count(WorkItem.id).label("item_count"),
+        func.coalesce(func.sum(points), 0).label("total_points"),
+        func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0).label(
+            "completed_points"
+        ),
     )
+
+
+def _figures(row: Any) -> Figures:
+    """The figures in a row with `_figure_columns`."""
+    return int(row.item_count), row.total_points, row.completed_points
 
 
 def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
@@ -52,9 +68,24 @@ def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
     }
 
 
+def sprint_record(
+    session: Session, sprint: Sprint, *, with_items: bool = False, moved: int | None = None
+) -> tuple[dict[str, Any], str]:
+    """A sprint as the API shows it, with its figures (and its work items, `with_items`;
+    `movedItemCount`, `moved`, after an update), and its ETag."""
+    session.flush()
+    record = with_figures(sprint, figures_of(session, sprint.id))
+    if moved is not None:
+        record["movedItemCount"] = moved
+    if with_items:
+        record["workItems"] = read_sprint_items(session, sprint.id)
+    return record, etag(sprint.id, sprint.version)
+
+
 def figures_of(session: Session, sprint_id: str) -> Figures:
-    row = session.execute(select(*_figure_columns()).where(WorkItem.sprint_id == sprint_id)).one()
-    return int(row[0]), row[1], row[2]
+    return _figures(
+        session.execute(select(*_figure_columns()).where(WorkItem.sprint_id == sprint_id)).one()
+    )
 
 
 def list_sprints(
@@ -82,9 +113,7 @@ def list_sprints(
         Sprint.id,
         count=select(func.count()).select_from(Sprint).where(*criteria),
     )
-    documents = [
-        with_figures(sprint, (count, points, done)) for sprint, count, points, done in rows
-    ]
+    documents = [with_figures(row.Sprint, _figures(row)) for row in rows]
     return ListPage(documents, total, next_cursor)
 
 
@@ -123,8 +152,8 @@ def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCrea
 def update_sprint(
     session: Session, *, access: WorkspaceAccess, sprint: Sprint, data: SprintUpdate
 ) -> int | None:
-    """Apply a partial update and any status transition; returns the moved item count when
-    the update completed the sprint.
+    """Apply a partial update and any status transition (`require_for_update` checked);
+    returns the moved item count when the update completed the sprint.
     """
     sent = data.model_fields_set
     if "unfinished_details" in sent and data.status != "COMPLETED":
@@ -162,6 +191,34 @@ def update_sprint(
         else:
             raise _invalid_transition(sprint.status, data.status)
     return None
+
+
+def require_for_update(access: WorkspaceAccess, data: SprintUpdate) -> None:
+    """The permissions a PATCH needs: SPRINT_CREATE for its fields, and the one of the
+    status it moves to."""
+    if data.model_fields_set - {"status", "unfinished_details", "workspace_id", "project_id"}:
+        access.require(Permission.SPRINT_CREATE)
+    if "status" in data.model_fields_set:
+        access.require(_STATUS_PERMISSIONS[data.status])
+
+
+_STATUS_PERMISSIONS = {
+    "PLANNED": Permission.SPRINT_CREATE,  # (planning; PLANNED is never a transition's target)
+    "ACTIVE": Permission.SPRINT_START,
+    "COMPLETED": Permission.SPRINT_COMPLETE,
+}
+
+
+def complete_as_asked(
+    session: Session, *, access: WorkspaceAccess, sprint: Sprint, body: SprintComplete
+) -> int:
+    """`POST /sprints/{id}/complete`: its `workspaceId` and `projectId`, if sent, are the
+    sprint's own; unfinished items go where `unfinishedDetails` says (the backlog by
+    default). Returns how many moved."""
+    check_own_ids(sprint, workspace_id=body.workspace_id, project_id=body.project_id)
+    move_to = body.unfinished_details.move_to if body.unfinished_details else "backlog"
+    target = move_to.sprint_id if isinstance(move_to, MoveToSprint) else None
+    return complete_sprint(session, access=access, sprint=sprint, move_to=target)
 
 
 def check_own_ids(sprint: Sprint, *, workspace_id: str | None, project_id: str | None) -> None:
@@ -240,47 +297,15 @@ def move_items(
     only_unfinished: bool,
     caller: Caller,
 ) -> int:
-    """Move a sprint's items in one statement, with one `task.updated` event per item.
-
-    Only `sprintId` changes (and the item's version and `$updatedAt` with it).
-    """
-    db = raw(session)
-    unfinished = " AND status <> 'DONE'" if only_unfinished else ""
-    # The moved items as they now stand come back from the UPDATE itself: no read before it.
-    where = f"sprint_id = :sprint_id{unfinished}"
-    if not db.codec.sqlite:
-        # Locked in `$id` order first, as a bulk update locks its items: the two never wait
-        # for each other in a ring.
-        where = f"id IN (SELECT id FROM work_items WHERE {where} ORDER BY id FOR NO KEY UPDATE)"
-    rows = db.rows(
-        "UPDATE work_items SET sprint_id = :to_sprint_id, version = version + 1,"
-        f" updated_at = :now WHERE {where} {ITEM_RETURNING[db.dialect]}",
-        {
-            "to_sprint_id": to_sprint_id,
-            "now": db.codec.param(utcnow()),
-            "sprint_id": sprint.id,
-            # (an event's form of an item leaves its project out)
-            "project_name": None,
-            "project_key": None,
-        },
+    """Move a sprint's items (those not DONE, with `only_unfinished`) to another sprint or
+    the backlog, as any change to items is made (`store.change_items`: one statement, one
+    `task.updated` event per item); returns how many moved."""
+    unfinished = " AND wi.status <> 'DONE'" if only_unfinished else ""
+    items = store.lock_items(
+        session, f"wi.sprint_id = :sprint_id{unfinished}", {"sprint_id": sprint.id}
     )
-    if not rows:
-        return 0
-    changes = {"sprintId": {"from": sprint.id, "to": to_sprint_id}}
-    events.record_many(
-        session,
-        [
-            {
-                "workspace_id": item["workspaceId"],
-                "type": "task.updated",
-                "subject_id": item["$id"],
-                "actor_id": caller.user_id,
-                "payload": {"workItem": event_form(item), "changes": changes},
-            }
-            for item in (item_from_row(row) for row in rows)
-        ],
-    )
-    return len(rows)
+    changes = [(item, {"sprintId": to_sprint_id}) for item in items]
+    return len(store.change_items(session, actor_id=caller.user_id, changes=changes))
 
 
 def reorder_sprints(
@@ -289,8 +314,9 @@ def reorder_sprints(
     access: WorkspaceAccess,
     sprints: dict[str, Sprint],
     positions: dict[str, float],
-) -> str:
-    """Set new positions for sprints of one project; returns that project's id."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Set new positions for sprints of one project; returns that project's sprints in their
+    new order, and how many it has."""
     projects = {sprint.project_id for sprint in sprints.values()}
     if len(projects) > 1:
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
@@ -302,27 +328,30 @@ def reorder_sprints(
             _touch(sprint)
             _record(session, sprint, "sprint.updated", access.caller, changes=changes)
     (project_id,) = projects
-    return project_id
+    session.flush()
+    documents, total, _ = list_sprints(
+        session,
+        workspace_id=access.workspace_id,
+        project_id=project_id,
+        statuses=(),
+        window=SprintQuery(limit=500).window(),
+    )
+    return documents, total
 
 
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
-    # Locked for share, as a work item's sprint is: the target is not completed or deleted
-    # while the items move in (a delete meanwhile had failed the move on its foreign key).
-    target = session.get(Sprint, target_id, with_for_update={"read": True})
-    field, path = "unfinishedDetails", "unfinishedDetails.moveTo.sprintId"
-    if target is None or target.workspace_id != sprint.workspace_id:
-        raise InvalidRequest(field, "not_found", f"{path}: no such sprint.", path=path)
-    if (
-        target.id == sprint.id
-        or target.project_id != sprint.project_id
-        or target.status not in ("PLANNED", "ACTIVE")
-    ):
-        raise InvalidRequest(
-            field,
-            "invalid_value",
-            f"{path}: must be another PLANNED or ACTIVE sprint of the same project.",
-            path=path,
-        )
+    """The sprint a completion moves unfinished items to: an open sprint of the project
+    (`store.check_open_sprint`, locked for share as an item's sprint is), not this one."""
+    target = store.open_sprints(session, sprint.workspace_id, [target_id]).get(target_id)
+    if target_id == sprint.id:
+        target = (sprint.project_id, "COMPLETED")  # (about to be)
+    store.check_open_sprint(
+        target,
+        sprint.project_id,
+        field="unfinishedDetails",
+        path="unfinishedDetails.moveTo.sprintId",
+        message="must be another PLANNED or ACTIVE sprint of the same project.",
+    )
 
 
 def _check_dates(start: datetime | None, end: datetime | None, *, blamed: str = "endDate") -> None:

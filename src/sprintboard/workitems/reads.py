@@ -19,39 +19,80 @@ from sprintboard.access import (
     is_work_item_key,
     lock_sprints_moved_to,
     membership_join_sql,
+    row_lock,
+    visible_item_sql,
     workspace_access,
 )
 from sprintboard.concurrency import etag
 from sprintboard.cursors import Window
 from sprintboard.errors import InvalidRequest, NotFound
-from sprintboard.sql import Codec, Raw, in_list, raw
+from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
 from sprintboard.workitems.ordering import Order, SortKey
 
+ITEM_FIELDS: tuple[tuple[str, str], ...] = (
+    ("$id", "id"),
+    ("key", "key"),
+    ("title", "title"),
+    ("type", "type"),
+    ("status", "status"),
+    ("priority", "priority"),
+    ("description", "description"),
+    ("assigneeIds", "assignee_ids"),
+    ("labels", "labels"),
+    ("dueDate", "due_date"),
+    ("estimatedHours", "estimated_hours"),
+    ("storyPoints", "story_points"),
+    ("flagged", "flagged"),
+    ("sprintId", "sprint_id"),
+    ("projectId", "project_id"),
+    ("workspaceId", "workspace_id"),
+    ("position", "position"),
+    ("commentCount", "comment_count"),
+    ("loggedHours", "logged_hours"),
+    ("$createdAt", "created_at"),
+    ("$updatedAt", "updated_at"),
+    ("parentId", "parent_id"),
+)
+"""A work item's own fields as the API shows them (in this order) and their columns: the one
+list a new column joins. `item_columns` selects them, `item_from_row` reads them by name."""
+_JSON = frozenset({"assignee_ids", "labels"})
+_REAL = frozenset({"estimated_hours", "story_points", "position", "logged_hours"})
+_STAMP = frozenset({"created_at", "updated_at"})
+_DAY = frozenset({"due_date"})
 
-def _item_columns(
+
+def item_columns(
     codec: Codec,
     *,
     of: str = "wi.",
-    project: str = "p.name, p.key",
+    project: tuple[str, str] = ("p.name", "p.key"),
     real: Callable[[str], str] = str,
     children: str = "(SELECT count(*) FROM work_items c_ WHERE c_.parent_id = wi.id)",
 ) -> str:
-    """The columns `item_from_row` reads: of the item (`of` qualifies them), its project,
-    its parent and how many children it has (`children`, counted through the parent index:
-    one probe per item, cheaper than a counter every child's move would have to lock);
-    `real` wraps the floating-point ones."""
-    json, stamp, day = codec.json_column, codec.timestamp_column, codec.day_column
-    return f"""
-{of}id, {of}key, {of}title, {of}type, {of}status, {of}priority, {of}description,
-{json(f"{of}assignee_ids")}, {json(f"{of}labels")}, {day(f"{of}due_date")},
-{real(f"{of}estimated_hours")}, {real(f"{of}story_points")}, {of}flagged, {of}sprint_id,
-{of}project_id, {of}workspace_id, {real(f"{of}position")}, {of}comment_count,
-{real(f"{of}logged_hours")}, {stamp(f"{of}created_at")}, {stamp(f"{of}updated_at")},
-{of}version, {project}, {of}parent_id, {children}
-"""
+    """The columns `item_from_row` reads, each named as in `ITEM_FIELDS`: the item's (`of`
+    qualifies them), its version, its project's name and key (`project`), and how many
+    children it has (`children`, counted through the parent index: one probe per item,
+    cheaper than a counter every child's move would have to lock); `real` wraps the
+    floating-point ones."""
+    columns = []
+    for _, column in ITEM_FIELDS:
+        expression = f"{of}{column}"
+        if column in _JSON:
+            expression = codec.json_column(expression)
+        elif column in _REAL:
+            expression = real(expression)
+        elif column in _STAMP:
+            expression = codec.timestamp_column(expression)
+        elif column in _DAY:
+            expression = codec.day_column(expression)
+        columns.append(f"{expression} AS {column}")
+    columns.append(f"{of}version AS version")
+    columns.append(f"{project[0]} AS project_name, {project[1]} AS project_key")
+    columns.append(f"{children} AS child_count")
+    return ", ".join(columns)
 
 
-ITEM_COLUMNS = {dialect: _item_columns(Codec(dialect)) for dialect in ("sqlite", "postgresql")}
+ITEM_COLUMNS = {dialect: item_columns(Codec(dialect)) for dialect in ("sqlite", "postgresql")}
 """What `item_from_row` reads, per dialect."""
 _ITEM_AND_PROJECT = " FROM work_items wi JOIN projects p ON p.id = wi.project_id"
 _ITEMS = {
@@ -59,10 +100,10 @@ _ITEMS = {
 }
 ITEM_RETURNING = {
     dialect: "RETURNING "
-    + _item_columns(
+    + item_columns(
         Codec(dialect),
         of="",
-        project=":project_name, :project_key",
+        project=(":project_name", ":project_key"),
         real=(lambda column: f"CAST({column} AS REAL)") if dialect == "sqlite" else str,
         children="0",
     )
@@ -75,11 +116,17 @@ answers no children (a new item has none).
 SQLite's `RETURNING` gives the values as sent, before the column's type applies: its
 floating-point columns are cast, so that `2` is answered as a read answers it, `2.0`.
 """
-_VERSION = 21  # position of wi.version in ITEM_COLUMNS
+ITEM_ROW = Columns(
+    [column for _, column in ITEM_FIELDS]
+    + ["version", "project_name", "project_key", "child_count"]
+)
+"""The columns of a row that starts with `ITEM_COLUMNS` (or is `ITEM_RETURNING`'s), for rows
+read without `Raw.fetch`; what follows them is read by name through `Raw.fetch`."""
 _ASSIGNEES = {
-    "sqlite": "NULL",
+    "sqlite": "NULL AS assignees_",
     "postgresql": "(SELECT coalesce(json_agg(json_build_array(u.id, u.name, u.email)), '[]')::text"
-    " FROM users u WHERE u.id IN (SELECT jsonb_array_elements_text(wi.assignee_ids)))",
+    " FROM users u WHERE u.id IN (SELECT jsonb_array_elements_text(wi.assignee_ids)))"
+    " AS assignees_",
 }
 """A column of one item's read: on PostgreSQL its assignees as a JSON array of `[$id, name,
 email]`, since a second statement would be a second round trip (and ~50 µs of psycopg's CPU);
@@ -89,40 +136,34 @@ _DETAIL = {
     dialect: f"SELECT {columns}, {_ASSIGNEES[dialect]}" for dialect, columns in ITEM_COLUMNS.items()
 }
 """An item's columns and, after them, its assignees (`_ASSIGNEES`)."""
-_ASSIGNEES_AT = 26  # after the columns of ITEM_COLUMNS
+_API_NAMES = tuple(field for field, _ in ITEM_FIELDS)
 
 
-def item_from_row(row: Sequence[Any]) -> dict[str, Any]:
+def item_decoder(columns: Columns) -> Callable[[Sequence[Any]], dict[str, Any]]:
+    """What makes a record of a row with these columns (made once per statement)."""
+    own = columns.getter(*(column for _, column in ITEM_FIELDS))
+    rest = columns.getter("child_count", "project_name", "project_key")
+    names = _API_NAMES
+
+    def decode(row: Sequence[Any]) -> dict[str, Any]:
+        item = dict(zip(names, own(row), strict=True))
+        item["assigneeIds"] = _loads(item["assigneeIds"])
+        item["labels"] = _loads(item["labels"])
+        item["flagged"] = bool(item["flagged"])
+        item["childCount"], name, key = rest(row)
+        item["project"] = {"$id": item["projectId"], "name": name, "key": key}
+        return item
+
+    return decode
+
+
+def item_from_row(row: Sequence[Any], columns: Columns = ITEM_ROW) -> dict[str, Any]:
     """A work item as the API shows it, less `assignees` (see `attach_assignees`), from a
-    row of `ITEM_COLUMNS`: JSON comes as text, timestamps and the due date as the API shows
-    them, on both databases (a list builds fifty of these).
+    row with the columns of `ITEM_COLUMNS` (by name: `columns`, by default `ITEM_ROW`): JSON
+    comes as text, timestamps and the due date as the API shows them, on both databases.
+    For many rows, `columns.made(item_decoder)` once and call it.
     """
-    return {
-        "$id": row[0],
-        "key": row[1],
-        "title": row[2],
-        "type": row[3],
-        "status": row[4],
-        "priority": row[5],
-        "description": row[6],
-        "assigneeIds": _loads(row[7]),
-        "labels": _loads(row[8]),
-        "dueDate": row[9],
-        "estimatedHours": row[10],
-        "storyPoints": row[11],
-        "flagged": bool(row[12]),
-        "sprintId": row[13],
-        "projectId": row[14],
-        "workspaceId": row[15],
-        "position": row[16],
-        "commentCount": row[17],
-        "loggedHours": row[18],
-        "$createdAt": row[19],
-        "$updatedAt": row[20],
-        "parentId": row[24],
-        "childCount": row[25],
-        "project": {"$id": row[14], "name": row[22], "key": row[23]},
-    }
+    return columns.made(item_decoder)(row)
 
 
 _loads = orjson.loads
@@ -164,34 +205,40 @@ class VisibleItem:
     record: dict[str, Any]
     etag: str
     access: WorkspaceAccess
+    version: int
 
 
 def read_visible_item(
-    session: Session, caller: Caller, ref: str, *, workspace_id: str | None = None
+    session: Session,
+    caller: Caller,
+    ref: str,
+    *,
+    workspace_id: str | None = None,
+    for_change: bool = False,
+    moving_to: Sequence[str] = (),
 ) -> VisibleItem:
-    """A work item by `$id` or key, with comments and time logs; 404 unless visible.
-
-    As `access.access_work_item`: a key found in several of the caller's workspaces means
-    the one in `workspace_id`, or else the newest.
+    """A work item by `$id` or key (`access.visible_item_sql`'s rule, as every lookup of
+    one), with comments and time logs; 404 unless visible. `for_change`: locked for a change
+    (`access.row_lock`; after the sprints in `moving_to`, see `lock_sprints_moved_to`),
+    with neither its history nor its hierarchy read (`service.update_work_item` reads them
+    after the change).
     """
     db = raw(session)
-    join, params = membership_join_sql(caller, "wi.workspace_id")
-    column = "wi.key" if is_work_item_key(ref) else "wi.id"
-    where = f"{column} = :ref"
-    if workspace_id is not None:
-        where += " AND wi.workspace_id = :workspace_id"
-        params["workspace_id"] = workspace_id
-    row = db.row(
-        f"{_DETAIL[db.dialect]}, member_.role{_ITEM_AND_PROJECT}{join} WHERE {where}"
-        " ORDER BY wi.created_at DESC LIMIT 1",
-        {**params, "ref": ref},
+    lock_sprints_moved_to(session, caller, moving_to)
+    where, params = visible_item_sql(caller, ref, workspace_id=workspace_id)
+    lock = row_lock(session, "wi") if for_change else ""
+    row, columns = db.fetch_one(
+        f"{_DETAIL[db.dialect]}, member_.role AS role_{_ITEM_AND_PROJECT}{where}{lock}", params
     )
     if row is None:
         raise NotFound("Work item")
-    record = with_hierarchy(db, _detail(db, row, _assignee_rows(row[_ASSIGNEES_AT])))
-    return VisibleItem(
-        record, etag(row[0], row[_VERSION]), workspace_access(caller, row[15], row[-1])
-    )
+    assignees = _assignee_rows(row[columns["assignees_"]])
+    record = _detail(db, row, assignees, history=not for_change, columns=columns)
+    if not for_change:
+        record = with_hierarchy(db, record)
+    version = row[columns["version"]]
+    access = workspace_access(caller, record["workspaceId"], row[columns["role_"]])
+    return VisibleItem(record, etag(record["$id"], version), access, version)
 
 
 MAX_DEPTH = 10
@@ -221,9 +268,10 @@ WITH RECURSIVE tree_(id, status, points, level) AS (
     SELECT w.id, w.status, w.story_points, t.level + 1
     {children_of("tree_", dialect)} WHERE t.level < {MAX_DEPTH}
 )
-SELECT 'g', NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*),
-    sum(CASE WHEN status = 'DONE' THEN 1 ELSE 0 END), sum(points),
-    sum(CASE WHEN status = 'DONE' THEN points END)
+SELECT 'g' AS kind_, NULL AS id, NULL AS task_id, NULL AS key, NULL AS title, NULL AS status,
+    NULL AS created_at, NULL AS type, count(*) AS items,
+    sum(CASE WHEN status = 'DONE' THEN 1 ELSE 0 END) AS done_items, sum(points) AS points,
+    sum(CASE WHEN status = 'DONE' THEN points END) AS done_points
 FROM tree_
 """
     for dialect in ("sqlite", "postgresql")
@@ -231,9 +279,17 @@ FROM tree_
 """Progress over every descendant: walked down the parent index one level at a time (the
 level bound keeps even damaged data from looping), in rows of `_HIERARCHY_ROW`'s shape."""
 _PARENT = (
-    "SELECT 'p', id, key, title, type, status, NULL, NULL, NULL, NULL, NULL, NULL"
+    "SELECT 'p' AS kind_, NULL AS id, id AS task_id, key, title, status, NULL AS created_at,"
+    " type, NULL AS items, NULL AS done_items, NULL AS points, NULL AS done_points"
     " FROM work_items WHERE id = :parent_id"
 )
+"""The item's parent, in a row of `_HIERARCHY_ROW`'s shape."""
+_HIERARCHY_ROW = (
+    "kind_, id, task_id, key, title, status, created_at, type, items, done_items, points,"
+    " done_points"
+)
+"""The columns of the rows `with_hierarchy` reads: its kind (`g` progress, `p` parent, `o`
+and `i` relations), then what each kind fills (the others NULL)."""
 
 
 def _relations_sql(codec: Codec) -> str:
@@ -241,8 +297,9 @@ def _relations_sql(codec: Codec) -> str:
     the source, `i` where it is the target."""
     created = codec.timestamp_column("r.created_at")
     return " UNION ALL ".join(
-        f"SELECT '{kind}', r.id, o.id, o.key, o.title, o.status, {created}, r.type,"
-        " NULL, NULL, NULL, NULL FROM work_item_relations r"
+        f"SELECT '{kind}' AS kind_, r.id AS id, o.id AS task_id, o.key AS key, o.title AS title,"
+        f" o.status AS status, {created} AS created_at, r.type AS type, NULL AS items,"
+        " NULL AS done_items, NULL AS points, NULL AS done_points FROM work_item_relations r"
         f" JOIN work_items o ON o.id = r.{other} WHERE r.{me} = :id"
         for kind, me, other in (("o", "source_id", "target_id"), ("i", "target_id", "source_id"))
     )
@@ -251,19 +308,39 @@ def _relations_sql(codec: Codec) -> str:
 _RELATIONS = {dialect: _relations_sql(Codec(dialect)) for dialect in ("sqlite", "postgresql")}
 SEEN_FROM_TARGET = {"blocks": "blocked_by", "duplicates": "duplicated_by"}
 """A stored relation's type as its target sees it (`relates_to` reads the same both ways)."""
+_HIERARCHY_ORDER = " ORDER BY kind_, created_at, id"
 
 
-def relation_from_row(row: Sequence[Any]) -> dict[str, Any]:
+def _relation_reader(columns: Columns) -> Callable[[Sequence[Any]], dict[str, Any]]:
+    get = columns.getter("kind_", "id", "task_id", "key", "title", "status", "created_at", "type")
+
+    def relation(row: Sequence[Any]) -> dict[str, Any]:
+        kind, relation_id, task_id, key, title, status, created_at, type_ = get(row)
+        seen = type_ if kind == "o" else SEEN_FROM_TARGET.get(type_, type_)
+        task = {"$id": task_id, "key": key, "title": title, "status": status}
+        return {"$id": relation_id, "type": seen, "task": task, "$createdAt": created_at}
+
+    return relation
+
+
+def relation_from_row(row: Sequence[Any], columns: Columns) -> dict[str, Any]:
     """A relation as the item it is read through sees it, from a row of `_RELATIONS`."""
-    seen = row[7] if row[0] == "o" else SEEN_FROM_TARGET.get(row[7], row[7])
-    task = {"$id": row[2], "key": row[3], "title": row[4], "status": row[5]}
-    return {"$id": row[1], "type": seen, "task": task, "$createdAt": row[6]}
+    return columns.made(_relation_reader)(row)
 
 
 def read_relations(db: Raw, item_id: str) -> list[dict[str, Any]]:
     """An item's relations, as it sees them, oldest first."""
-    rows = db.rows(f"{_RELATIONS[db.dialect]} ORDER BY 7, 2", {"id": item_id})
-    return sorted(map(relation_from_row, rows), key=lambda r: (r["$createdAt"], r["$id"]))
+    rows, columns = db.fetch(f"{_RELATIONS[db.dialect]}{_HIERARCHY_ORDER}", {"id": item_id})
+    relations = map(columns.made(_relation_reader), rows)
+    return sorted(relations, key=lambda r: (r["$createdAt"], r["$id"]))
+
+
+def _progress_reader(columns: Columns) -> Getter:
+    return columns.getter("items", "done_items", "points", "done_points")
+
+
+def _parent_reader(columns: Columns) -> Getter:
+    return columns.getter("task_id", "key", "title", "type", "status")
 
 
 def with_new_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
@@ -289,20 +366,23 @@ def with_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
         sql = f"{_TREE[db.dialect]} UNION ALL {sql}"
     parent, relations = None, []
     progress = {"items": 0, "doneItems": 0, "points": 0, "donePoints": 0}
-    for row in db.rows(f"{sql} ORDER BY 1, 7, 2", params):
-        kind = row[0]
+    rows, columns = db.fetch(f"{sql}{_HIERARCHY_ORDER}", params)
+    kind_of = columns.getter("kind_")
+    for row in rows:
+        kind = kind_of(row)
         if kind == "g":
+            items, done_items, points, done_points = columns.made(_progress_reader)(row)
             progress = {
-                "items": int(row[8]),
-                "doneItems": int(row[9] or 0),
-                "points": row[10] or 0,
-                "donePoints": row[11] or 0,
+                "items": int(items),
+                "doneItems": int(done_items or 0),
+                "points": points or 0,
+                "donePoints": done_points or 0,
             }
         elif kind == "p":
-            parent = {"$id": row[1], "key": row[2], "title": row[3], "type": row[4]}
-            parent["status"] = row[5]
+            task_id, key, title, type_, status = columns.made(_parent_reader)(row)
+            parent = {"$id": task_id, "key": key, "title": title, "type": type_, "status": status}
         else:
-            relations.append(relation_from_row(row))
+            relations.append(columns.made(_relation_reader)(row))
     relations.sort(key=lambda r: (r["$createdAt"], r["$id"]))
     item["parent"], item["progress"], item["relations"] = parent, progress, relations
     item["blocked"] = any(
@@ -319,10 +399,13 @@ def read_item(
     `history=False` skips reading comments and time logs: a new item has none.
     """
     db = raw(session)
-    row = db.row(f"{_DETAIL[db.dialect]}{_ITEM_AND_PROJECT} WHERE wi.id = :id", {"id": item_id})
+    row, columns = db.fetch_one(
+        f"{_DETAIL[db.dialect]}{_ITEM_AND_PROJECT} WHERE wi.id = :id", {"id": item_id}
+    )
     if row is None:
         raise NotFound("Work item")
-    record, tag = from_row(db, row, _assignee_rows(row[_ASSIGNEES_AT]), history=history)
+    assignees = _assignee_rows(row[columns["assignees_"]])
+    record, tag = from_row(db, row, assignees, history=history, columns=columns)
     return (with_hierarchy(db, record) if history else record), tag
 
 
@@ -333,8 +416,8 @@ def read_items(session: Session, item_ids: Sequence[str]) -> list[dict[str, Any]
     records: list[dict[str, Any]] = []
     for start in range(0, len(item_ids), 500):
         placeholders, params = in_list("i", item_ids[start : start + 500])
-        rows = db.rows(f"{_ITEMS[db.dialect]} WHERE wi.id IN {placeholders}", params)
-        records += (item_from_row(row) for row in rows)
+        rows, columns = db.fetch(f"{_ITEMS[db.dialect]} WHERE wi.id IN {placeholders}", params)
+        records += map(columns.made(item_decoder), rows)
     records.sort(key=lambda record: str(record["$id"]))
     return attach_assignees(db, records)
 
@@ -351,10 +434,12 @@ def from_row(
     assignees: Sequence[Sequence[Any]] | None,
     *,
     history: bool = True,
+    columns: Columns = ITEM_ROW,
 ) -> tuple[dict[str, Any], str]:
     """`read_item` for a row already read (`ITEM_COLUMNS`, or `ITEM_RETURNING` of a write)
     and the rows (`$id`, name, email) of the item's assignees, or None to read them now."""
-    return _detail(db, row, assignees, history=history), etag(row[0], row[_VERSION])
+    record = _detail(db, row, assignees, history=history, columns=columns)
+    return record, etag(record["$id"], row[columns["version"]])
 
 
 def _assignee_rows(column: str | None) -> list[list[str]] | None:
@@ -382,11 +467,12 @@ def _detail(
     assignees: Sequence[Sequence[Any]] | None,
     *,
     history: bool = True,
+    columns: Columns = ITEM_ROW,
 ) -> dict[str, Any]:
     """The item with its assignees (their rows if already read, else read now) and, with
     `history`, its comments and time logs: read in one statement (`_HISTORY`) when it has any.
     """
-    item = item_from_row(row)
+    item = item_from_row(row, columns)
     if history and _has_history(item):
         _with_history(db, item, with_assignees=assignees is None)
     else:
@@ -422,31 +508,38 @@ def _with_history(db: Raw, item: dict[str, Any], *, with_assignees: bool) -> dic
     comments: list[dict[str, Any]] = []
     time_logs: list[dict[str, Any]] = []
     users: list[tuple[str, str, str]] = []
-    for kind, record_id, item_id, who, text, hours, day, created, updated in db.rows(
-        sql + " ORDER BY 1, 8, 2", params
-    ):
+    rows, columns = db.fetch(sql + " ORDER BY kind_, created_at, id", params)
+    kind_of = columns.getter("kind_")
+    for row in rows:
+        kind = kind_of(row)
         if kind == "c":
-            comments.append(_comment((record_id, item_id, who, text, created, updated), codec))
+            comments.append(_comment(row, codec, columns))
         elif kind == "t":
-            log = (record_id, item_id, who, hours, day, text, created, updated)
-            time_logs.append(_time_log(log, codec))
+            time_logs.append(_time_log(row, codec, columns))
         else:
-            users.append((record_id, who, text))
+            users.append(columns.made(_user_reader)(row))
     item["comments"], item["timeLogs"] = comments, time_logs
     return _with_assignees([item], users)[0] if with_assignees else item
 
 
+def _user_reader(columns: Columns) -> Getter:
+    return columns.getter("id", "name", "email")
+
+
 # A work item's comments (`c`), time logs (`t`) and assignees (`u`) as rows of one shape, in
-# one statement: (kind, id, work item, author or user or name, body or note or email, hours,
-# day, created, updated); ordered by kind, then creation, then id.
+# one statement, each filling its own columns; ordered by kind, then creation, then id.
 _HISTORY = (
-    "SELECT 'c', id, work_item_id, author_id, body, NULL, NULL, created_at, updated_at"
+    "SELECT 'c' AS kind_, id, work_item_id, author_id, body, NULL AS user_id, NULL AS hours,"
+    " NULL AS day, NULL AS note, created_at, updated_at, NULL AS name, NULL AS email"
     " FROM comments WHERE work_item_id = :id"
     " UNION ALL"
-    " SELECT 't', id, work_item_id, user_id, note, hours, day, created_at, updated_at"
-    " FROM time_logs WHERE work_item_id = :id"
+    " SELECT 't', id, work_item_id, NULL, NULL, user_id, hours, day, note, created_at,"
+    " updated_at, NULL, NULL FROM time_logs WHERE work_item_id = :id"
 )
-_HISTORY_USERS = " UNION ALL SELECT 'u', id, NULL, name, email, NULL, NULL, NULL, NULL FROM users"
+_HISTORY_USERS = (
+    " UNION ALL SELECT 'u', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, name, email"
+    " FROM users"
+)
 
 
 def read_visible_items(
@@ -473,38 +566,52 @@ def read_visible_items(
             placeholders, names = in_list(prefix, values)
             wheres.append(f"{column} IN {placeholders}")
             params.update(names)
-    # Locked for the change on PostgreSQL (see `access.for_change`), in `$id` order: two bulk
-    # updates of the same items lock them in the same order, never in a ring.
-    lock = "" if db.codec.sqlite else " ORDER BY wi.id FOR NO KEY UPDATE OF wi"
-    rows = db.rows(
-        f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role{_ITEM_AND_PROJECT}{join}"
-        f" WHERE ({' OR '.join(wheres)}){lock}",
+    # Locked for the change (`access.row_lock`), in `$id` order.
+    rows, columns = db.fetch(
+        f"SELECT {ITEM_COLUMNS[db.dialect]}, member_.role AS role_{_ITEM_AND_PROJECT}{join}"
+        f" WHERE ({' OR '.join(wheres)}) ORDER BY wi.id{row_lock(session, 'wi')}",
         params,
     )
-    by_ref: dict[str, Sequence[Any]] = {}
-    for row in sorted(rows, key=lambda row: str(row[19])):  # (oldest first: newest wins)
-        by_ref[row[0]] = row
-        by_ref[row[1]] = row
+    decode, role_at = columns.made(item_decoder), columns["role_"]
+    found = sorted(((decode(row), row[role_at]) for row in rows), key=_by_creation)
+    by_ref: dict[str, tuple[dict[str, Any], str]] = {}
+    for record, role in found:  # (oldest first: newest wins)
+        by_ref[record["$id"]] = by_ref[record["key"]] = record, role
     if any(ref not in by_ref for ref in refs):
         raise NotFound("Work item")
     chosen = [by_ref[ref] for ref in refs]
-    item_ids = [row[0] for row in chosen]
+    item_ids = [record["$id"] for record, _ in chosen]
     if len(set(item_ids)) != len(item_ids):
         raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
-    roles = {row[15]: row[-1] for row in chosen}
+    roles = {record["workspaceId"]: role for record, role in chosen}
     if len(roles) > 1:
         raise InvalidRequest(
             "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
         )
     ((workspace_id, role),) = roles.items()
-    records = {row[0]: item_from_row(row) for row in chosen}
+    records = {record["$id"]: record for record, _ in chosen}
     return records, item_ids, workspace_access(caller, workspace_id=workspace_id, role=role)
 
 
-_COMMENTS = "SELECT id, work_item_id, author_id, body, created_at, updated_at FROM comments"
-_TIME_LOGS = (
-    "SELECT id, work_item_id, user_id, hours, day, note, created_at, updated_at FROM time_logs"
+def _by_creation(found: tuple[dict[str, Any], str]) -> str:
+    return str(found[0]["$createdAt"])
+
+
+_COMMENT_COLUMNS = ("id", "work_item_id", "author_id", "body", "created_at", "updated_at")
+_COMMENTS = f"SELECT {', '.join(_COMMENT_COLUMNS)} FROM comments"
+_COMMENT_ROW = Columns(_COMMENT_COLUMNS)
+_TIME_LOG_COLUMNS = (
+    "id",
+    "work_item_id",
+    "user_id",
+    "hours",
+    "day",
+    "note",
+    "created_at",
+    "updated_at",
 )
+_TIME_LOGS = f"SELECT {', '.join(_TIME_LOG_COLUMNS)} FROM time_logs"
+_TIME_LOG_ROW = Columns(_TIME_LOG_COLUMNS)
 _BY_CREATION = Order((SortKey("created_at"), SortKey("id")))
 
 
@@ -555,15 +662,15 @@ def _page_of(
     """A page of a work item's comments or time logs, their total (counted only when the
     page does not already show it), and the next page's cursor."""
     after, params = ("1 = 1", {}) if window.after is None else _BY_CREATION.after(window.after)
-    rows = db.rows(
+    rows, columns = db.fetch(
         f"{select} WHERE work_item_id = :id AND {after} ORDER BY {_BY_CREATION.order_by()}"
         " LIMIT :limit OFFSET :offset",
         {**params, "id": item_id, "limit": window.limit + 1, "offset": window.offset},
     )
     shown = rows[: window.limit]
     records = [to_record(row, db.codec) for row in shown]
-    # (Both selects begin with `id` and end with `created_at, updated_at`.)
-    last_keys = [shown[-1][-2], shown[-1][0]] if len(rows) > window.limit else None
+    sort_keys = columns.getter("created_at", "id")
+    last_keys = list(sort_keys(shown[-1])) if len(rows) > window.limit else None
     next_cursor = window.next_cursor(last_keys)
     if window.after is None and window.offset == 0 and next_cursor is None:
         return records, len(records), None
@@ -571,8 +678,12 @@ def _page_of(
     return records, int(total[0]) if total else 0, next_cursor
 
 
-def _comment(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
-    comment_id, item_id, author_id, body, created_at, updated_at = row
+def _comment(row: Sequence[Any], codec: Codec, columns: Columns | None = None) -> dict[str, Any]:
+    """A comment as the API shows it, from a row with the columns of `_COMMENTS` (by name:
+    `columns`, by default those of `_COMMENTS` itself)."""
+    comment_id, item_id, author_id, body, created_at, updated_at = (columns or _COMMENT_ROW).made(
+        _comment_reader
+    )(row)
     return {
         "$id": comment_id,
         "workItemId": item_id,
@@ -583,8 +694,16 @@ def _comment(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
     }
 
 
-def _time_log(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
-    log_id, item_id, user_id, hours, day, note, created_at, updated_at = row
+def _comment_reader(columns: Columns) -> Getter:
+    return columns.getter(*_COMMENT_COLUMNS)
+
+
+def _time_log(row: Sequence[Any], codec: Codec, columns: Columns | None = None) -> dict[str, Any]:
+    """A time log as the API shows it, from a row with the columns of `_TIME_LOGS` (by
+    name: `columns`, by default those of `_TIME_LOGS` itself)."""
+    log_id, item_id, user_id, hours, day, note, created_at, updated_at = (
+        columns or _TIME_LOG_ROW
+    ).made(_time_log_reader)(row)
     return {
         "$id": log_id,
         "workItemId": item_id,
@@ -595,6 +714,10 @@ def _time_log(row: Sequence[Any], codec: Codec) -> dict[str, Any]:
         "$createdAt": codec.timestamp(created_at),
         "$updatedAt": codec.timestamp(updated_at),
     }
+
+
+def _time_log_reader(columns: Columns) -> Getter:
+    return columns.getter(*_TIME_LOG_COLUMNS)
 
 
 def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:

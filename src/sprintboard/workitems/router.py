@@ -11,7 +11,6 @@ from sprintboard.access import (
     access_relation,
     access_work_item,
     access_workspace_id,
-    lock_sprints_moved_to,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
@@ -45,13 +44,6 @@ router = api_router(tags=["work items"])
 
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
 MAX_BULK = 500
-
-
-def _detail(session: SessionDep, item_id: str, *, status: int = 200) -> Response:
-    """The response to a write: the item as it now stands, re-read after the write."""
-    session.flush()
-    record, tag = reads.read_item(session, item_id)
-    return one(record, status=status, headers={"ETag": tag})
 
 
 @router.get(
@@ -173,8 +165,6 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     refs = [entry.ref for entry in body.tasks]
     moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
     records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=moving_to)
-    if len(set(ids)) != len(ids):
-        raise InvalidRequest("tasks", "invalid_value", "tasks: a work item appears twice.")
     access.require(Permission.WORK_ITEM_WRITE)
     updated = service.bulk_update(
         session, access=access, records=records, ids=ids, entries=body.tasks
@@ -210,17 +200,14 @@ async def update_task(
     if_match: IfMatch = None,
 ) -> Response:
     """Partial update; `null` clears an optional field. Notifies assignees and admins."""
-    if body.sprint_id is not None:
-        lock_sprints_moved_to(session, caller, [body.sprint_id])
-    item, access = access_work_item(session, caller, ref, workspace_id=query.workspace_id)
-    access.require(Permission.WORK_ITEM_WRITE)
-    check_if_match(if_match, item.id, item.version)
-    written = service.update_work_item(session, access=access, item=item, data=body)
-    if written is None:  # nothing changed
-        return _detail(session, item.id)
-    record, tag = written
-    db = raw(session)
-    return one(reads.with_hierarchy(db, reads.with_history(db, record)), headers={"ETag": tag})
+    moving_to = [body.sprint_id] if body.sprint_id is not None else []
+    item = reads.read_visible_item(
+        session, caller, ref, workspace_id=query.workspace_id, for_change=True, moving_to=moving_to
+    )
+    item.access.require(Permission.WORK_ITEM_WRITE)
+    check_if_match(if_match, item.record["$id"], item.version)
+    record, tag = service.update_work_item(session, item=item, data=body)
+    return one(record, headers={"ETag": tag})
 
 
 @router.delete(
@@ -339,8 +326,7 @@ async def add_time_log(
     log = service.add_time_log(
         session, access=access, item=item, hours=body.hours, day=body.date, note=body.note
     )
-    session.flush()
-    return one(reads.read_time_log(raw(session), log.id), status=201)
+    return one(log, status=201)
 
 
 @router.get(

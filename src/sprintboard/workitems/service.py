@@ -19,41 +19,21 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from sprintboard.access import WorkspaceAccess
+from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
 from sprintboard.models import (
     Comment,
-    Sprint,
     TimeLog,
     WorkItem,
     new_id,
     touched,
     utcnow,
 )
-from sprintboard.responses import iso
 from sprintboard.sql import Raw, in_list, raw
-from sprintboard.workitems import hierarchy, reads, relations
+from sprintboard.workitems import hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
-
-# Model attribute → API field, for every field a client may change.
-API_FIELDS = {
-    "title": "title",
-    "type": "type",
-    "status": "status",
-    "priority": "priority",
-    "description": "description",
-    "assignee_ids": "assigneeIds",
-    "labels": "labels",
-    "due_date": "dueDate",
-    "estimated_hours": "estimatedHours",
-    "story_points": "storyPoints",
-    "flagged": "flagged",
-    "sprint_id": "sprintId",
-    "position": "position",
-    "parent_id": "parentId",
-}
-
 
 _NEXT_NUMBER = """
 UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
@@ -173,65 +153,64 @@ def create_work_item(
 
 
 def update_work_item(
-    session: Session, *, access: WorkspaceAccess, item: WorkItem, data: TaskUpdate
-) -> tuple[dict[str, Any], str] | None:
-    """Apply a partial update; returns the item as it now stands (without comments and time
-    logs) and its ETag, or None when nothing changed (and nothing was written).
+    session: Session, *, item: reads.VisibleItem, data: TaskUpdate
+) -> tuple[dict[str, Any], str]:
+    """PATCH: a partial update of an item found for the change
+    (`reads.read_visible_item(..., for_change=True)`); returns the item as it now stands, and
+    its ETag. Nothing to change writes nothing.
     """
+    record = item.record
+    before = list(record["assigneeIds"])
+    changed = change_work_item(session, access=item.access, record=record, data=data)
+    db = raw(session)
+    if record["assigneeIds"] != before:
+        reads.attach_assignees(db, [record])
+    reads.with_hierarchy(db, reads.with_history(db, record))
+    return record, etag(record["$id"], item.version + 1 if changed else item.version)
+
+
+def change_work_item(
+    session: Session, *, access: WorkspaceAccess, record: dict[str, Any], data: TaskUpdate
+) -> bool:
+    """Check the fields `data` sends against the item (`record`, locked for the change) as
+    PATCH checks them, and apply them (`store.change_items`); returns whether anything
+    changed. `record` is brought up to date, less its embeds."""
     sent = data.model_fields_set
     wanted: dict[str, Any] = {}
     if sent & {"name", "title"}:
         wanted["title"] = title_of(data.name if "name" in sent else None, data.title)
-    for attr in API_FIELDS:
+    for attr, field in store.CHANGEABLE.items():
         if attr != "title" and attr in sent:
-            wanted[attr] = getattr(data, attr)
-    if wanted.get("labels") is None and "labels" in wanted:
-        wanted["labels"] = []
-    if wanted.get("assignee_ids") is None and "assignee_ids" in wanted:
-        wanted["assignee_ids"] = []
-    if "type" in wanted and wanted["type"] != item.type:
-        check_type(session, item.workspace_id, wanted["type"])
-    if "assignee_ids" in wanted:
-        wanted["assignee_ids"] = unique(wanted["assignee_ids"])
+            wanted[field] = getattr(data, attr)
+    workspace_id = record["workspaceId"]
+    if "type" in wanted and wanted["type"] != record["type"]:
+        check_type(session, workspace_id, wanted["type"])
+    if "assigneeIds" in wanted:
+        wanted["assigneeIds"] = unique(wanted["assigneeIds"] or [])
         # Only those added must be members: one who has left the workspace since stays
         # assigned until removed, and resending the list as it is changes nothing.
-        added = [u for u in wanted["assignee_ids"] if u not in item.assignee_ids]
-        _check_assignees(session, item.workspace_id, added)
+        added = [u for u in wanted["assigneeIds"] if u not in record["assigneeIds"]]
+        _check_assignees(session, workspace_id, added)
     if "labels" in wanted:
-        wanted["labels"] = unique(wanted["labels"])
-    if "sprint_id" in wanted and wanted["sprint_id"] != item.sprint_id:
-        check_sprint(session, item.project_id, item.workspace_id, wanted["sprint_id"])
-    if wanted.get("parent_id") is not None:
-        wanted["parent_id"] = _moved_under(session, item, wanted["parent_id"], "parentId")
-    changes = apply_changes(item, wanted)
-    if not changes:
-        return None
-    return _record(session, "task.updated", access, item, changes=changes)
+        wanted["labels"] = unique(wanted["labels"] or [])
+    if "sprintId" in wanted and wanted["sprintId"] != record["sprintId"]:
+        check_sprint(session, record["projectId"], workspace_id, wanted["sprintId"])
+    if wanted.get("parentId") is not None:
+        wanted["parentId"] = _moved_under(session, record, wanted["parentId"], "parentId")
+    if wanted.get("dueDate") is not None:
+        wanted["dueDate"] = wanted["dueDate"].isoformat()
+    changes = [(record, wanted)]
+    return bool(store.change_items(session, actor_id=access.caller.user_id, changes=changes))
 
 
-def apply_changes(item: WorkItem, wanted: dict[str, Any]) -> dict[str, Any]:
-    """Set the wanted values that differ; returns `{apiField: {"from", "to"}}`."""
-    changes: dict[str, Any] = {}
-    for attr, value in wanted.items():
-        old = getattr(item, attr)
-        if old != value:
-            changes[API_FIELDS[attr]] = {"from": _api_value(old), "to": _api_value(value)}
-            setattr(item, attr, value)
-    if changes:
-        item.version += 1
-        item.updated_at = utcnow()
-    return changes
-
-
-def _moved_under(session: Session, item: WorkItem, ref: str, field: str) -> str:
-    """The `$id` of the parent `ref` names for `item`, checked (`hierarchy.check_move`)
+def _moved_under(session: Session, record: dict[str, Any], ref: str, field: str) -> str:
+    """The `$id` of the parent `ref` names for the item, checked (`hierarchy.check_move`)
     under the workspace's hierarchy lock, unless it is already the item's parent."""
     db = raw(session)
-    parent_id = _parent(db, item.workspace_id, ref, field)
-    if parent_id != item.parent_id:
-        session.flush()  # (the chain is read in plain SQL: earlier moves of a bulk count)
-        hierarchy.lock_hierarchy(db, item.workspace_id)
-        hierarchy.check_move(db, item_id=item.id, parent_id=parent_id, field=field)
+    parent_id = _parent(db, record["workspaceId"], ref, field)
+    if parent_id != record["parentId"]:
+        hierarchy.lock_hierarchy(db, record["workspaceId"])
+        hierarchy.check_move(db, item_id=record["$id"], parent_id=parent_id, field=field)
     return parent_id
 
 
@@ -280,44 +259,11 @@ def detach_children(
     session: Session, *, workspace_id: str, actor_id: str | None, condition: str, **params: Any
 ) -> None:
     """The items that match `condition` (SQL on `work_items`, naming their parents) lose
-    their parent, each with a `task.updated` event (`changes.parentId`)."""
-    db = raw(session)
-    # (In `$id` order on PostgreSQL, as every request that locks several items does.)
-    lock = "" if db.codec.sqlite else " ORDER BY id FOR NO KEY UPDATE"
-    rows = db.rows(f"SELECT id, parent_id FROM work_items WHERE {condition}{lock}", params)
-    parents: dict[str, str] = {row[0]: row[1] for row in rows}
-    if not parents:
-        return
-    child_ids = sorted(parents)
-    placeholders, names = in_list("c", child_ids)
-    db.execute(
-        "UPDATE work_items SET parent_id = NULL, version = version + 1, updated_at = :now"
-        f" WHERE id IN {placeholders}",
-        {**names, "now": db.codec.param(utcnow())},
-    )
-    events.record_many(
-        session,
-        [
-            {
-                "workspace_id": workspace_id,
-                "type": "task.updated",
-                "subject_id": child["$id"],
-                "actor_id": actor_id,
-                "payload": {
-                    "workItem": reads.event_form(child),
-                    "changes": {"parentId": {"from": parents[child["$id"]], "to": None}},
-                },
-            }
-            for child in reads.read_items(session, child_ids)
-        ],
-    )
-
-
-_BULK_UPDATE = """
-UPDATE work_items SET status = :status, position = :position, sprint_id = :sprint_id,
-    version = version + 1, updated_at = :now
-WHERE id = :id
-"""
+    their parent, each with a `task.updated` event (`changes.parentId`), as any change to
+    items is made (`store.change_items`)."""
+    children = store.lock_items(session, condition, params)
+    changes = [(child, {"parentId": None}) for child in children]
+    store.change_items(session, actor_id=actor_id, changes=changes)
 
 
 def _record(
@@ -356,22 +302,19 @@ def bulk_update(
     ids: Sequence[str],
     entries: Sequence[BulkEntry],
 ) -> list[dict[str, Any]]:
-    """Apply the entries to items of one workspace (`ids[i]` is the item of `entries[i]`),
-    all or nothing; returns the items as they now stand, in the order of `entries`.
+    """Apply the entries to items of one workspace (`ids[i]` is the item of `entries[i]`,
+    `records` the items as `reads.read_visible_items` found and locked them), all or nothing;
+    returns the items as they now stand, in the order of `entries`.
 
-    Board moves (status, position, sprint: a board drags up to 500 cards at once) take the
-    hot path, in plain SQL; any other field takes the path of `PATCH`, entry by entry, in
-    order, so that each is checked as one PATCH is (and after the entries before it).
+    Board moves (status, position, sprint: a board drags up to 500 cards at once) are
+    checked and applied together; any other entry is checked and applied as one PATCH, in
+    order (after the entries before it).
     """
     if all(entry.is_kanban_move() for entry in entries):
         return _bulk_move(session, access=access, records=records, ids=ids, entries=entries)
     for index, (item_id, data) in enumerate(zip(ids, entries, strict=True)):
-        item = session.get(WorkItem, item_id)  # (locked with the others before)
-        if item is None:
-            raise RuntimeError("a locked work item is gone")
         with entry(index):
-            update_work_item(session, access=access, item=item, data=data)
-    session.flush()
+            change_work_item(session, access=access, record=records[item_id], data=data)
     return reads.read_items_in_order(session, ids)
 
 
@@ -398,74 +341,24 @@ def _bulk_move(
     ids: Sequence[str],
     entries: Sequence[BulkEntry],
 ) -> list[dict[str, Any]]:
-    """Board moves, in plain SQL: one statement run for every changed item, and one event
-    per changed item."""
-    db = raw(session)
-    sprints = _open_sprints(db, access.workspace_id, entries)
-    now = utcnow()
-    stamp, updates, events_to_write = db.codec.param(now), [], []
+    """Board moves: every entry checked, then all applied in one `store.change_items`."""
+    targets = [e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id]
+    sprints = store.open_sprints(session, access.workspace_id, targets)
+    changes = []
     for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
         record, sent = records[item_id], entry.model_fields_set
-        changes: dict[str, Any] = {}
-        for attr, field in _BULK_FIELDS:
-            if attr in sent and (value := getattr(entry, attr)) != record[field]:
-                changes[field] = {"from": record[field], "to": value}
-        target = changes.get("sprintId", {}).get("to")
-        if target is not None:
-            _check_bulk_sprint(sprints.get(target), record, index)
-        if not changes:
-            continue
-        for field, change in changes.items():
-            record[field] = change["to"]
-        record["$updatedAt"] = iso(now)
-        updates.append(
-            {
-                "id": item_id,
-                "status": record["status"],
-                "position": record["position"],
-                "sprint_id": record["sprintId"],
-                "now": stamp,
-            }
-        )
-        events_to_write.append(
-            {
-                "workspace_id": access.workspace_id,
-                "type": "task.updated",
-                "subject_id": item_id,
-                "actor_id": access.caller.user_id,
-                "payload": {"workItem": reads.event_form(record), "changes": changes},
-            }
-        )
-    db.execute_many(_BULK_UPDATE, updates)
-    events.record_many(session, events_to_write)
-    return reads.attach_assignees(db, [records[item_id] for item_id in ids])
-
-
-def _open_sprints(
-    db: Raw, workspace_id: str, entries: Sequence[BulkEntry]
-) -> dict[str, tuple[str, str]]:
-    """The sprints the entries move items to: `$id` → (project, status)."""
-    sprint_ids = sorted({e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id})
-    if not sprint_ids:
-        return {}
-    placeholders, names = in_list("s", sprint_ids)
-    rows = db.rows(
-        "SELECT id, project_id, status FROM sprints"
-        f" WHERE workspace_id = :workspace_id AND id IN {placeholders}",
-        {**names, "workspace_id": workspace_id},
-    )
-    return {sprint_id: (project_id, status) for sprint_id, project_id, status in rows}
-
-
-def _check_bulk_sprint(sprint: tuple[str, str] | None, record: dict[str, Any], index: int) -> None:
-    path = f"tasks[{index}].sprintId"
-    if sprint is None:
-        raise InvalidRequest(path, "not_found", f"{path}: no such sprint.")
-    project_id, status = sprint
-    if project_id != record["projectId"] or status == "COMPLETED":
-        raise InvalidRequest(
-            path, "invalid_value", f"{path}: not an open sprint of the item's project."
-        )
+        wanted = {field: getattr(entry, attr) for attr, field in _BULK_FIELDS if attr in sent}
+        target = wanted.get("sprintId")
+        if target is not None and target != record["sprintId"]:
+            store.check_open_sprint(
+                sprints.get(target),
+                record["projectId"],
+                field=f"tasks[{index}].sprintId",
+                message="not an open sprint of the item's project.",
+            )
+        changes.append((record, wanted))
+    store.change_items(session, actor_id=access.caller.user_id, changes=changes)
+    return reads.attach_assignees(raw(session), [records[item_id] for item_id in ids])
 
 
 def add_comment(
@@ -585,7 +478,8 @@ def add_time_log(
     hours: float,
     day: date | None,
     note: str | None,
-) -> TimeLog:
+) -> dict[str, Any]:
+    """Log time on the item; returns the time log as the API shows it."""
     log = TimeLog(
         work_item_id=item.id,
         workspace_id=item.workspace_id,
@@ -601,7 +495,8 @@ def add_time_log(
         .values(logged_hours=_hours_sum(WorkItem.logged_hours + hours)),
         execution_options={"synchronize_session": False},
     )
-    return log
+    session.flush()
+    return reads.read_time_log(raw(session), log.id)
 
 
 def title_of(name: str | None, title: str | None) -> str | None:
@@ -650,17 +545,13 @@ def no_project() -> InvalidRequest:
 def check_sprint(
     session: Session, project_id: str, workspace_id: str, sprint_id: str | None
 ) -> str | None:
+    """`sprint_id` if it names an open sprint of the project (`store.check_open_sprint`),
+    locked for share; None for none."""
     if sprint_id is None:
         return None
-    # Locked for share (PostgreSQL): a completion under way is waited for, and then seen.
-    sprint = session.get(Sprint, sprint_id, with_for_update={"read": True})
-    if sprint is None or sprint.workspace_id != workspace_id:
-        raise InvalidRequest("sprintId", "not_found", "sprintId: no such sprint.")
-    if sprint.project_id != project_id or sprint.status == "COMPLETED":
-        raise InvalidRequest(
-            "sprintId", "invalid_value", "sprintId: not an open sprint of this item's project."
-        )
-    return sprint.id
+    sprints = store.open_sprints(session, workspace_id, [sprint_id])
+    store.check_open_sprint(sprints.get(sprint_id), project_id)
+    return sprint_id
 
 
 def _hours_sum(total: ColumnElement[float]) -> ColumnElement[float]:
@@ -671,7 +562,3 @@ def _hours_sum(total: ColumnElement[float]) -> ColumnElement[float]:
 
 def unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
-
-
-def _api_value(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, date) else value

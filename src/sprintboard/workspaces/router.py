@@ -3,7 +3,7 @@ from typing import Annotated
 from fastapi import Path
 from starlette.responses import Response
 
-from sprintboard.access import Permission, access_workspace, access_workspace_id, lock_for_delete
+from sprintboard.access import Permission, access_workspace, access_workspace_id
 from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.models import Workspace
@@ -100,7 +100,6 @@ async def delete_workspace(
     workspace, access = access_workspace(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
     check_if_match(if_match, workspace.id, stamp_version(workspace.updated_at))
-    lock_for_delete(session, Workspace, workspace.id)
     service.delete_workspace(session, workspace)
     return deleted(workspace.id)
 

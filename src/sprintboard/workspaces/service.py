@@ -9,6 +9,7 @@ from sprintboard.access import (
     Role,
     WorkspaceAccess,
     for_change,
+    lock_for_delete,
     lock_workspace,
     visible_workspace_ids,
 )
@@ -58,7 +59,9 @@ def update_workspace(
 
 
 def delete_workspace(session: Session, workspace: Workspace) -> None:
-    """Deletes the workspace and, through foreign keys, everything in it."""
+    """Deletes the workspace and, through foreign keys, everything in it (all it holds
+    locked first, `access.lock_for_delete`)."""
+    lock_for_delete(session, Workspace, workspace.id)
     sprint_history.forget(session, scope="workspace_id", record_id=workspace.id)
     session.delete(workspace)
 

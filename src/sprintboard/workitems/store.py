@@ -1,0 +1,194 @@
+"""Changing work items: the one place that locks items for a change (`lock_items`), checks the
+sprint an item moves to (`open_sprints`, `check_open_sprint`) and applies a change
+(`change_items`: the version, `$updatedAt`, the change's diff and its `task.updated` event,
+from which notifications, webhooks and sprint histories follow, see `events.service` and
+`sprints.history`). PATCH, bulk update, and a sprint's completion or deletion all go through
+here; `reads` reads the items (and is how this module reads them).
+"""
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from sprintboard.access import row_lock
+from sprintboard.errors import InvalidRequest
+from sprintboard.events import service as events
+from sprintboard.models import utcnow
+from sprintboard.responses import iso
+from sprintboard.sql import Codec, Raw, raw
+from sprintboard.workitems import reads
+
+CHANGEABLE = {
+    "title": "title",
+    "type": "type",
+    "status": "status",
+    "priority": "priority",
+    "description": "description",
+    "assignee_ids": "assigneeIds",
+    "labels": "labels",
+    "due_date": "dueDate",
+    "estimated_hours": "estimatedHours",
+    "story_points": "storyPoints",
+    "flagged": "flagged",
+    "sprint_id": "sprintId",
+    "position": "position",
+    "parent_id": "parentId",
+}
+"""Column → API field, for every field a client may change."""
+_COLUMN = {field: column for column, field in CHANGEABLE.items()}
+
+
+def lock_items(
+    session: Session, condition: str, params: dict[str, Any], *, project: bool = False
+) -> list[dict[str, Any]]:
+    """The work items that match `condition` (SQL on `work_items wi`), as `reads` shows them
+    (without `assignees`), locked for a change in `$id` order (`access.row_lock`).
+
+    Without `project`, their `project` and `childCount` are left out (not read): what a
+    change's event carries leaves them out anyway.
+    """
+    db = raw(session)
+    if project:
+        select = f"SELECT {reads.ITEM_COLUMNS[db.dialect]} FROM work_items wi"
+        select += " JOIN projects p ON p.id = wi.project_id"
+    else:
+        select = f"SELECT {_BARE[db.dialect]} FROM work_items wi"
+    rows, columns = db.fetch(
+        f"{select} WHERE {condition} ORDER BY wi.id{row_lock(session, 'wi')}", params
+    )
+    return list(map(columns.made(reads.item_decoder), rows))
+
+
+_BARE = {
+    dialect: reads.item_columns(Codec(dialect), project=("NULL", "NULL"), children="0")
+    for dialect in ("sqlite", "postgresql")
+}
+
+
+def change_items(
+    session: Session,
+    *,
+    actor_id: str | None,
+    changes: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """Apply each change: to a record as it stands (from `lock_items` or
+    `reads.read_visible_item(..., for_change=True)`), the API fields it wants, as the API
+    shows them. Fields whose value differs are written, with the item's version and
+    `$updatedAt`, and one `task.updated` event carries the item and the diff
+    (`{field: {"from", "to"}}`). The records are brought up to date in place; returns those
+    that changed.
+
+    The rows are written one statement per set of changed fields: one `UPDATE` for all the
+    items when they change to the same values (a sprint's items moving out), else the same
+    statement run for each (pipelined on PostgreSQL).
+    """
+    db = raw(session)
+    now = utcnow()
+    stamp, shown = db.codec.param(now), iso(now)
+    writes: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    changed: list[dict[str, Any]] = []
+    to_record: list[dict[str, Any]] = []
+    for record, wanted in changes:
+        diff = {
+            field: {"from": record[field], "to": value}
+            for field, value in wanted.items()
+            if record[field] != value
+        }
+        if not diff:
+            continue
+        params: dict[str, Any] = {"id": record["$id"]}
+        for field, change in diff.items():
+            record[field] = change["to"]
+            params[_COLUMN[field]] = _param(db.codec, field, change["to"])
+        record["$updatedAt"] = shown
+        writes.setdefault(tuple(diff), []).append(params)
+        changed.append(record)
+        to_record.append(
+            {
+                "workspace_id": record["workspaceId"],
+                "type": "task.updated",
+                "subject_id": record["$id"],
+                "actor_id": actor_id,
+                "payload": {"workItem": reads.event_form(record), "changes": diff},
+            }
+        )
+    for fields, rows in writes.items():
+        _write(db, [_COLUMN[field] for field in fields], rows, stamp)
+    events.record_many(session, to_record)
+    return changed
+
+
+def _write(db: Raw, columns: list[str], rows: list[dict[str, Any]], stamp: Any) -> None:
+    sets = ", ".join(f"{column} = :{column}" for column in columns)
+    sets += ", version = version + 1, updated_at = :now_"
+    first = {column: rows[0][column] for column in columns}
+    if len(rows) > 1 and all(row[column] == first[column] for row in rows for column in columns):
+        ids = [row["id"] for row in rows]
+        # (One parameter, whatever the count: a JSON array on SQLite, an array on PostgreSQL.)
+        among = "IN (SELECT value FROM json_each(:ids_))" if db.codec.sqlite else "= ANY(:ids_)"
+        ids_param: Any = db.codec.json_param(ids) if db.codec.sqlite else ids
+        db.execute(
+            f"UPDATE work_items SET {sets} WHERE id {among}",
+            {**first, "now_": stamp, "ids_": ids_param},
+        )
+        return
+    statement = f"UPDATE work_items SET {sets} WHERE id = :id"
+    if len(rows) == 1:
+        db.execute(statement, {**rows[0], "now_": stamp})
+    else:
+        db.execute_many(statement, [{**row, "now_": stamp} for row in rows])
+
+
+def _param(codec: Codec, field: str, value: Any) -> Any:
+    """A field's API value as the parameter its column takes."""
+    if field in ("assigneeIds", "labels"):
+        return codec.json_param(value)
+    if field == "dueDate":
+        return codec.day_param(date.fromisoformat(value) if value is not None else None)
+    return value
+
+
+def open_sprints(
+    session: Session, workspace_id: str, sprint_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """The workspace's sprints among `sprint_ids`, `$id` → (project, status); on PostgreSQL
+    locked for share, in `$id` order: a completion under way is waited for, and then seen (and
+    the sprints stay open, and stay, while items move in; a delete meanwhile had failed the
+    move on its foreign key)."""
+    wanted = sorted(set(sprint_ids))
+    if not wanted:
+        return {}
+    db = raw(session)
+    among = "IN (SELECT value FROM json_each(:ids))" if db.codec.sqlite else "= ANY(:ids)"
+    share = row_lock(session, strength="SHARE")
+    rows = db.rows(
+        "SELECT id, project_id, status FROM sprints"
+        f" WHERE workspace_id = :workspace_id AND id {among} ORDER BY id{share}",
+        {
+            "workspace_id": workspace_id,
+            "ids": db.codec.json_param(wanted) if db.codec.sqlite else wanted,
+        },
+    )
+    return {sprint_id: (project_id, status) for sprint_id, project_id, status in rows}
+
+
+def check_open_sprint(
+    sprint: tuple[str, str] | None,
+    project_id: str,
+    *,
+    field: str = "sprintId",
+    path: str | None = None,
+    message: str = "not an open sprint of this item's project.",
+) -> None:
+    """The rule for the sprint an item goes to: a sprint of the workspace (else 400
+    `not_found`, on `field`, the message naming `path`), of the item's project and not
+    COMPLETED (else 400 `invalid_value` with `message`)."""
+    path = path or field
+    extra = {"path": path} if path != field else {}
+    if sprint is None:
+        raise InvalidRequest(field, "not_found", f"{path}: no such sprint.", **extra)
+    sprint_project, status = sprint
+    if sprint_project != project_id or status == "COMPLETED":
+        raise InvalidRequest(field, "invalid_value", f"{path}: {message}", **extra)
