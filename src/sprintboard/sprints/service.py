@@ -113,7 +113,9 @@ def list_sprints(
         Sprint.id,
         count=select(func.count()).select_from(Sprint).where(*criteria),
     )
-    documents = [with_figures(row.Sprint, _figures(row)) for row in rows]
+    documents = [
+        with_figures(sprint, (int(count), points, done)) for sprint, count, points, done in rows
+    ]
     return ListPage(documents, total, next_cursor)
 
 
