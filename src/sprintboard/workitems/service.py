@@ -5,6 +5,7 @@ lists with a fixed number of queries, Kanban bulk updates, comments and time log
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -19,6 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from sprintboard.access import WorkspaceAccess
+from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
 from sprintboard.models import (
@@ -31,7 +33,7 @@ from sprintboard.models import (
     utcnow,
 )
 from sprintboard.responses import iso
-from sprintboard.sql import Raw, in_list, raw
+from sprintboard.sql import Codec, Raw, in_list, raw
 from sprintboard.workitems import hierarchy, reads
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
@@ -55,36 +57,178 @@ API_FIELDS = {
 }
 
 
-_NEXT_NUMBER = """
-UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
-WHERE id = :project_id AND workspace_id = :workspace_id
-RETURNING last_item_number, key, name
+_BOARD_TOP = """(SELECT position FROM work_items
+WHERE workspace_id = :workspace_id AND project_id = :project_id ORDER BY position DESC LIMIT 1)"""
+"""The board's last item: one probe of the board-order index. It sees what was committed when
+its statement began; the creates that committed while this one waited for the counter are
+in the row's `board_end`, which the waiting statement reads once it holds the row."""
+
+
+def _next_number(dialect: str, *, active_sprint: bool) -> str:
+    """The counter bump that numbers one new item, and places it: with the project's key,
+    name and board end, and (`active_sprint`) the project's active sprint, read first and,
+    on PostgreSQL, locked for share, so that a completion under way is waited for (and then
+    the sprint is no longer active). One statement: the counter is taken last, and no read
+    of the board happens under it."""
+    postgresql = dialect == "postgresql"
+    real, greatest = ("double precision", "greatest") if postgresql else ("REAL", "max")
+    sprint = "NULL"
+    with_sprint = from_sprint = ""
+    if active_sprint and postgresql:
+        # (`FROM sprint` joins its one row: the sprint is locked before the counter is.)
+        with_sprint = (
+            "WITH sprint AS MATERIALIZED (SELECT max(id) AS id FROM (SELECT id FROM sprints"
+            " WHERE project_id = :project_id AND status = 'ACTIVE' FOR SHARE) active)"
+        )
+        from_sprint, sprint = " FROM sprint", "sprint.id"
+    elif active_sprint:  # (SQLite: BEGIN IMMEDIATE made this the only writer)
+        sprint = "(SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE')"
+    return f"""{with_sprint}
+UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1,
+    board_end = CASE WHEN CAST(:position AS {real}) IS NULL
+        THEN {greatest}(board_end, coalesce({_BOARD_TOP}, 0)) + 1
+        ELSE {greatest}(board_end, :position) END{from_sprint}
+WHERE projects.id = :project_id AND projects.workspace_id = :workspace_id
+RETURNING last_item_number, projects.key, projects.name, board_end, {sprint}
 """
 
-_ACTIVE_SPRINT = """
-SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'{share}
-"""
-"""The project's active sprint; on PostgreSQL locked for share, so a completion under way is
-waited for (and then the sprint is no longer active)."""
 
-_BOARD_END = """
-SELECT max(position) FROM work_items WHERE workspace_id = :workspace_id AND project_id = :project_id
-"""
-"""The end of the project's board, read after the counter's lock: a statement sees what was
-committed when it began, and the creates this one waited for must count."""
+_NEXT_NUMBER = {
+    (dialect, active): _next_number(dialect, active_sprint=active)
+    for dialect in ("sqlite", "postgresql")
+    for active in (False, True)
+}
 
-_INSERT_ITEM = """
-INSERT INTO work_items (
-    id, workspace_id, project_id, sprint_id, number, key, title, type, status, priority,
-    description, assignee_ids, labels, due_date, estimated_hours, story_points, flagged,
-    position, comment_count, logged_hours, created_by, version, created_at, updated_at,
-    parent_id
-) VALUES (
-    :id, :workspace_id, :project_id, :sprint_id, :number, :key, :title, :type, :status,
-    :priority, :description, :assignee_ids, :labels, :due_date, :estimated_hours,
-    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now, :parent_id
+ITEM_COLUMNS = (
+    "id",
+    "workspace_id",
+    "project_id",
+    "sprint_id",
+    "number",
+    "key",
+    "title",
+    "type",
+    "status",
+    "priority",
+    "description",
+    "assignee_ids",
+    "labels",
+    "due_date",
+    "estimated_hours",
+    "story_points",
+    "flagged",
+    "position",
+    "comment_count",
+    "logged_hours",
+    "created_by",
+    "version",
+    "created_at",
+    "updated_at",
+    "parent_id",
 )
-"""
+"""The columns a create writes, in the order of `item_values`."""
+_INSERT_ITEM = (
+    f"INSERT INTO work_items ({', '.join(ITEM_COLUMNS)})"
+    f" VALUES ({', '.join(':' + column for column in ITEM_COLUMNS)})"
+)
+
+
+@dataclass(frozen=True)
+class NewItem:
+    """What a create writes of one item, less what its entry says: the values the database
+    gave it (number, position, sprint) and those of the request."""
+
+    item_id: str
+    number: int
+    project: tuple[str, str, str]
+    """The project's `$id`, key and name."""
+    sprint_id: str | None
+    position: float
+    title: str
+    assignees: list[Sequence[Any]]
+    """The rows (`$id`, name, email) of its assignees, in `assigneeIds` order."""
+    parent_id: str | None = None
+
+
+def item_values(
+    codec: Codec, data: TaskCreate, new: NewItem, *, created_by: str | None, now: Any
+) -> tuple[Any, ...]:
+    """The row of `ITEM_COLUMNS` a create inserts (`now` as `codec.param` gives it)."""
+    project_id, project_key, _ = new.project
+    return (
+        new.item_id,
+        data.workspace_id,
+        project_id,
+        new.sprint_id,
+        new.number,
+        f"{project_key}-{new.number}",
+        new.title,
+        data.type,
+        data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+        data.priority,
+        data.description,
+        codec.json_param([row[0] for row in new.assignees]),
+        codec.json_param(unique(data.labels)),
+        codec.day_param(data.due_date),
+        data.estimated_hours,
+        data.story_points,
+        data.flagged,
+        new.position,
+        0,
+        0,
+        created_by,
+        1,
+        now,
+        now,
+        new.parent_id,
+    )
+
+
+def new_record(
+    data: TaskCreate, new: NewItem, *, created_at: str, detail: bool = False
+) -> dict[str, Any]:
+    """The item just inserted, as a read shows it (`reads.item_from_row` and its
+    assignees; with `detail`, its comments and time logs, none), built from what was
+    written instead of read back."""
+    project_id, project_key, project_name = new.project
+    return {
+        "$id": new.item_id,
+        "key": f"{project_key}-{new.number}",
+        "title": new.title,
+        "type": data.type,
+        "status": data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+        "priority": data.priority,
+        "description": data.description,
+        "assigneeIds": [row[0] for row in new.assignees],
+        "labels": unique(data.labels),
+        "dueDate": data.due_date.isoformat() if data.due_date is not None else None,
+        "estimatedHours": _real(data.estimated_hours),
+        "storyPoints": _real(data.story_points),
+        "flagged": data.flagged,
+        "sprintId": new.sprint_id,
+        "projectId": project_id,
+        "workspaceId": data.workspace_id,
+        "position": float(new.position),
+        "commentCount": 0,
+        "loggedHours": 0.0,
+        "$createdAt": created_at,
+        "$updatedAt": created_at,
+        "parentId": new.parent_id,
+        "childCount": 0,
+        "project": {"$id": project_id, "name": project_name, "key": project_key},
+        **({"comments": [], "timeLogs": []} if detail else {}),
+        "assignees": [{"$id": u, "name": name, "email": email} for u, name, email in new.assignees],
+    }
+
+
+def in_order(user_ids: list[str], rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """The users' rows (`$id` first), in the order of `user_ids` (each found)."""
+    by_id = {row[0]: row for row in rows}
+    return [by_id[user_id] for user_id in user_ids]
+
+
+def _real(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def create_work_item(
@@ -92,10 +236,11 @@ def create_work_item(
 ) -> tuple[dict[str, Any], str]:
     """Create a work item; returns it as the API shows it, and its ETag.
 
-    The hot write path, in plain SQL. Its sprint first (the active one by default), locked
-    for share; then the next number from the project's counter, with the project's key and
-    name; under that row's lock, the end of the board; then the insert, which answers the item
-    as a read would. (In this order, a create holding the counter waits for nothing: a
+    The hot write path, in plain SQL: the checks that only read; its sprint if it names one
+    (locked for share); then one statement locks the project's counter for its number (and,
+    by default, its active sprint first, for share) and moves the end of the board; then the
+    parent's checks, if any, and the insert. The answer is built from the values written.
+    (In this order, a create holding the counter waits for nothing but its parent: a
     completion holds its sprint, then its items, and a delete an item, then the counter.)
     """
     title = title_of(data.name, data.title)
@@ -103,73 +248,63 @@ def create_work_item(
         raise InvalidRequest("name", "required", "name: a title is required.")
     check_type(session, access.workspace_id, data.type)
     assignee_ids = unique(data.assignee_ids)
-    assignees = _check_assignees(session, access.workspace_id, assignee_ids)
+    assignees = in_order(assignee_ids, _check_assignees(session, access.workspace_id, assignee_ids))
     db = raw(session)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
     project = {"project_id": data.project_id, "workspace_id": access.workspace_id}
+    sprint_id = None
     if data.sent("sprint_id"):
         try:
             sprint_id = check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
         except InvalidRequest:
             _check_project(db, project)  # (a missing project is the first thing to say)
             raise
-    else:
-        share = "" if db.codec.sqlite else " FOR SHARE"
-        active = db.row(_ACTIVE_SPRINT.format(share=share), project)
-        sprint_id = active[0] if active else None
-    counter = db.row(_NEXT_NUMBER, project)
+    counter = db.row(
+        _NEXT_NUMBER[db.dialect, not data.sent("sprint_id")],
+        {**project, "position": data.position},
+    )
     if counter is None:
         raise no_project()
-    number, project_key, project_name = counter
-    last_position = (db.row(_BOARD_END, project) or (None,))[0]
+    number, project_key, project_name, board_end, active = counter
     parent_id = None
     if data.parent_id is not None:
         parent_id = _parent(db, access.workspace_id, data.parent_id, "parentId")
         hierarchy.lock_hierarchy(db, access.workspace_id)
         hierarchy.check_depth(len(hierarchy.ancestry(db, [parent_id])[parent_id]) + 1, "parentId")
-    item_id, codec = new_id(), db.codec
-    inserted = db.row(
-        f"{_INSERT_ITEM} {reads.ITEM_RETURNING[db.dialect]}",
-        {
-            "id": item_id,
-            "workspace_id": access.workspace_id,
-            "project_id": data.project_id,
-            "sprint_id": sprint_id,
-            "number": number,
-            "key": f"{project_key}-{number}",
-            "title": title,
-            "type": data.type,
-            "status": data.status or ("TODO" if sprint_id else "BACKLOG"),
-            "priority": data.priority,
-            "description": data.description,
-            "assignee_ids": codec.json_param(assignee_ids),
-            "labels": codec.json_param(unique(data.labels)),
-            "due_date": codec.day_param(data.due_date),
-            "estimated_hours": data.estimated_hours,
-            "story_points": data.story_points,
-            "flagged": data.flagged,
-            "position": data.position if data.position is not None else (last_position or 0) + 1,
-            "created_by": access.caller.user_id,
-            "now": codec.param(utcnow()),
-            "project_name": project_name,
-            "project_key": project_key,
-            "parent_id": parent_id,
-        },
+    new = NewItem(
+        item_id=new_id(),
+        number=int(number),
+        project=(data.project_id, project_key, project_name),
+        sprint_id=sprint_id if data.sent("sprint_id") else active,
+        position=data.position if data.position is not None else board_end,
+        title=title,
+        assignees=assignees,
+        parent_id=parent_id,
     )
-    if inserted is None:  # (an INSERT ... RETURNING answers its row)
-        raise RuntimeError("the work item insert returned no row")
-    record, tag = reads.from_row(db, inserted, assignees, history=False)
+    now = utcnow()
+    created_by = access.caller.user_id
+    db.execute(
+        _INSERT_ITEM,
+        dict(
+            zip(
+                ITEM_COLUMNS,
+                item_values(db.codec, data, new, created_by=created_by, now=db.codec.param(now)),
+                strict=True,
+            )
+        ),
+    )
+    record = new_record(data, new, created_at=str(iso(now)), detail=True)
     reads.with_new_hierarchy(db, record)
     events.record(
         session,
         workspace_id=access.workspace_id,
         type="task.created",
-        subject_id=item_id,
-        actor_id=access.caller.user_id,
+        subject_id=new.item_id,
+        actor_id=created_by,
         payload={"workItem": reads.event_form(record)},
     )
-    return record, tag
+    return record, etag(new.item_id, 1)
 
 
 def update_work_item(
