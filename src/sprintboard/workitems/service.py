@@ -57,7 +57,7 @@ API_FIELDS = {
 }
 
 
-_BOARD_TOP = """(SELECT position FROM work_items
+BOARD_TOP = """(SELECT position FROM work_items
 WHERE workspace_id = :workspace_id AND project_id = :project_id ORDER BY position DESC LIMIT 1)"""
 """The board's last item: one probe of the board-order index. It sees what was committed when
 its statement began; the creates that committed while this one waited for the counter are
@@ -86,7 +86,7 @@ def _next_number(dialect: str, *, active_sprint: bool) -> str:
     return f"""{with_sprint}
 UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1,
     board_end = CASE WHEN CAST(:position AS {real}) IS NULL
-        THEN {greatest}(board_end, coalesce({_BOARD_TOP}, 0)) + 1
+        THEN {greatest}(board_end, coalesce({BOARD_TOP}, 0)) + 1
         ELSE {greatest}(board_end, :position) END{from_sprint}
 WHERE projects.id = :project_id AND projects.workspace_id = :workspace_id
 RETURNING last_item_number, projects.key, projects.name, board_end, {sprint}
@@ -168,7 +168,7 @@ def item_values(
         data.priority,
         data.description,
         codec.json_param([row[0] for row in new.assignees]),
-        codec.json_param(unique(data.labels)),
+        codec.json_param(data.labels if len(data.labels) < 2 else unique(data.labels)),
         codec.day_param(data.due_date),
         data.estimated_hours,
         data.story_points,
@@ -186,12 +186,13 @@ def item_values(
 
 def new_record(
     data: TaskCreate, new: NewItem, *, created_at: str, detail: bool = False
-) -> dict[str, Any]:
-    """The item just inserted, as a read shows it (`reads.item_from_row` and its
-    assignees; with `detail`, its comments and time logs, none), built from what was
-    written instead of read back."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The item just inserted as a read shows it (`reads.item_from_row` and its assignees;
+    with `detail`, its comments and time logs: none), built from what was written instead
+    of read back; and its own fields, the form its event carries (`reads.event_form`)."""
     project_id, project_key, project_name = new.project
-    return {
+    labels = data.labels if len(data.labels) < 2 else unique(data.labels)
+    own = {
         "$id": new.item_id,
         "key": f"{project_key}-{new.number}",
         "title": new.title,
@@ -200,7 +201,7 @@ def new_record(
         "priority": data.priority,
         "description": data.description,
         "assigneeIds": [row[0] for row in new.assignees],
-        "labels": unique(data.labels),
+        "labels": labels,
         "dueDate": data.due_date.isoformat() if data.due_date is not None else None,
         "estimatedHours": _real(data.estimated_hours),
         "storyPoints": _real(data.story_points),
@@ -214,11 +215,15 @@ def new_record(
         "$createdAt": created_at,
         "$updatedAt": created_at,
         "parentId": new.parent_id,
+    }
+    record = {
+        **own,
         "childCount": 0,
         "project": {"$id": project_id, "name": project_name, "key": project_key},
         **({"comments": [], "timeLogs": []} if detail else {}),
         "assignees": [{"$id": u, "name": name, "email": email} for u, name, email in new.assignees],
     }
+    return record, own
 
 
 def in_order(user_ids: list[str], rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
@@ -294,7 +299,7 @@ def create_work_item(
             )
         ),
     )
-    record = new_record(data, new, created_at=str(iso(now)), detail=True)
+    record, own = new_record(data, new, created_at=str(iso(now)), detail=True)
     reads.with_new_hierarchy(db, record)
     events.record(
         session,
@@ -302,7 +307,7 @@ def create_work_item(
         type="task.created",
         subject_id=new.item_id,
         actor_id=created_by,
-        payload={"workItem": reads.event_form(record)},
+        payload={"workItem": own},
     )
     return record, etag(new.item_id, 1)
 
