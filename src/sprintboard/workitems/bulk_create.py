@@ -89,7 +89,7 @@ def bulk_create(
             else [],
             parent_id=parent_ids[index],
         )
-        rows.append(item_values(codec, data, new, created_by=created_by, now=now))
+        rows.append(item_values(codec, data, new, created_by, now))
         record, own = new_record(data, new, created_at=created_at)
         records.append(record)
         owns.append(own)
