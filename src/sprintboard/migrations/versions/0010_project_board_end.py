@@ -28,5 +28,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("projects") as batch_op:
-        batch_op.drop_column("board_end")
+    # (Not a batch operation: on SQLite that copies the table, and dropping the old one would
+    # cascade to every work item. SQLite drops a column itself since 3.35.)
+    op.execute("ALTER TABLE projects DROP COLUMN board_end")
