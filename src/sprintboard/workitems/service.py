@@ -3,7 +3,7 @@ lists with a fixed number of queries, Kanban bulk updates, comments and time log
 """
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date
@@ -178,7 +178,7 @@ _INSERT_ITEM = (
 _CREATE = {active: _create(active_sprint=active) for active in (False, True)}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class NewItem:
     """What a create writes of one item, less what its entry says: the values the database
     gave it (number, position, sprint) and those of the request."""
@@ -197,9 +197,16 @@ class NewItem:
 
 
 def item_values(
-    codec: Codec, data: TaskCreate, new: NewItem, created_by: str | None, now: Any
+    codec: Codec,
+    data: TaskCreate,
+    new: NewItem,
+    created_by: str | None,
+    now: Any,
+    json: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, ...]:
-    """The row of `ITEM_COLUMNS` a create inserts (`now` as `codec.param` gives it)."""
+    """The row of `ITEM_COLUMNS` a create inserts (`now` as `codec.param` gives it; JSON as
+    `json` makes it, by default `codec.json_param`)."""
+    json = json or codec.json_param
     project_id, project_key, _ = new.project
     return (
         new.item_id,
@@ -213,8 +220,8 @@ def item_values(
         data.status or ("TODO" if new.sprint_id else "BACKLOG"),
         data.priority,
         data.description,
-        codec.json_param(_unique(data.assignee_ids)),
-        codec.json_param(_unique(data.labels)),
+        json(_unique(data.assignee_ids)),
+        json(_unique(data.labels)),
         codec.day_param(data.due_date),
         data.estimated_hours,
         data.story_points,
