@@ -66,3 +66,13 @@ def test_the_migration_sets_each_project_end_from_its_items(
     board.api.ok("DELETE", f"/tasks/{last['$id']}", status=200)
     assert board.task()["position"] == 41
     assert other.task()["position"] == 2
+
+
+def test_a_refused_create_uses_up_no_number_and_moves_no_end(board: Board) -> None:
+    refused = board.api.post("/tasks", board.body(assigneeIds=["nobody"], position=90))
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["details"]["field"] == "assigneeIds"
+    missing = board.api.post("/tasks", board.body(projectId="nope", assigneeIds=["nobody"]))
+    assert missing.json()["error"]["details"]["field"] == "assigneeIds"  # (named first)
+    created = board.task()
+    assert (created["key"], created["position"]) == ("WEB-1", 1)
