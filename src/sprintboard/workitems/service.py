@@ -325,7 +325,7 @@ def create_work_item(
     assignees: list[Sequence[Any]] = []
     if data.sent("sprint_id") or not one_statement:  # (assignees are the first thing to say)
         assignees = in_order(
-            assignee_ids, _check_assignees(session, data.workspace_id, assignee_ids)
+            assignee_ids, _check_assignees(session, access.workspace_id, assignee_ids)
         )
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
@@ -357,7 +357,7 @@ def create_work_item(
     else:
         counter = db.row(_NEXT_NUMBER[db.dialect, active], {**project, "position": data.position})
     if counter is None:
-        _check_assignees(session, data.workspace_id, assignee_ids)
+        _check_assignees(session, access.workspace_id, assignee_ids)
         raise no_project()
     number, project_key, project_name, board_end, active_id, *found = counter
     if one_statement:
