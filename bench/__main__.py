@@ -19,7 +19,7 @@ import orjson
 from bench.api import API, Api
 from bench.board import measure_board
 from bench.databases import WORK, fresh_database
-from bench.load import Load, LoadGenerator, LoadResult, Request
+from bench.load import Load, LoadGenerator, LoadResult, Request, creates_from_two_servers
 from bench.report import Row, judge, table, write_json
 from bench.seed import Seeded, create_admin, seed_base, seed_board, seed_by_copy, seed_env
 from bench.server import LOAD_CPU, VENV_BIN, Server, pinning_note
@@ -261,6 +261,15 @@ class Run:
                 ],
             ),
         )
+        if self.kind == "sqlite":
+            self.skipped("POST /tasks, 2 servers, 1 project", "SQLite has one writer at a time")
+        else:
+            step(
+                "POST /tasks, 2 servers, 1 project",
+                api.has("POST", "/tasks"),
+                "no items",
+                lambda: self.creates_from_two_servers(api, seeded),
+            )
         step(
             "bulk-create 500 (p50)",
             api.has("POST", "/tasks/bulk-create"),
@@ -274,6 +283,16 @@ class Run:
             lambda: self.deep_tree(api, seeded),
         )
         del big
+
+    def creates_from_two_servers(self, api: Api, seeded: Seeded) -> None:
+        log = WORK / f"server-second-{self.kind}.log"
+        load = Load([], api.headers, self.cfg.connections, self.cfg.duration)
+        one, two = creates_from_two_servers(
+            self.loadgen, api, seeded.workspace_id, load, env=self.env, log=log
+        )
+        share = f"{one.rps / two.rps:.0%} of the rate into 2 projects" if two.rps else ""
+        self.add_load_row("POST /tasks, 2 servers, 1 project", one, share)
+        self.add_load_row("POST /tasks, 2 servers, 2 projects", two)
 
     def bulk_create(self, api: Api, seeded: Seeded) -> None:
         """500 items a call into a project of their own, p50; and per item against the

@@ -9,10 +9,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.server import LOAD_CPU, ROOT, pinned
+import httpx
+import orjson
+
+from bench.api import API, Api
+from bench.server import LOAD_CPU, ROOT, VENV_BIN, Server, pinned
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,59 @@ class LoadGenerator:
             command, capture_output=True, text=True, check=True, cwd=ROOT
         ).stdout
         return _parse_result(output)
+
+
+def run_together(loadgen: LoadGenerator, runs: list[tuple[str, Load]]) -> LoadResult:
+    """Several loads at once, each `(base_url, load)` against its own server: their requests
+    and errors added up, over the longest of their times; p50 and p99 are the worst of them."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        results = list(pool.map(lambda run: loadgen.run(*run), runs))
+    requests = sum(r.requests for r in results)
+    seconds = max(r.seconds for r in results)
+    return LoadResult(
+        requests=requests,
+        seconds=seconds,
+        rps=requests / seconds if seconds else 0.0,
+        p50_ms=max(r.p50_ms for r in results),
+        p99_ms=max(r.p99_ms for r in results),
+        errors=sum(r.errors for r in results),
+    )
+
+
+def creates_from_two_servers(
+    loadgen: LoadGenerator,
+    api: Api,
+    workspace_id: str,
+    load: Load,
+    *,
+    env: dict[str, str],
+    log: Path,
+) -> tuple[LoadResult, LoadResult]:
+    """`POST /tasks` from two server processes at once (`api`'s and a second one, logging to
+    `log`; half of `load`'s connections each, for its duration): into one project, whose key
+    counter they take turns on, then into two, which share only the workspace's event
+    numbering. The first rate over the second is what the turns cost."""
+    projects = [
+        api.call("POST", f"/workspaces/{workspace_id}/projects", {"name": n, "key": n}, expect=201)
+        for n in ("ONE", "TWO")
+    ]
+    half = max(1, load.connections // 2)
+    command = [str(VENV_BIN / "sprintboard"), "serve"]
+    with Server("second sprintboard", command, env=env, log=log) as second:
+        results = []
+        for targets in (projects[:1] * 2, projects):
+            runs = []
+            for base_url, project in zip([api.base_url, second.base_url], targets, strict=True):
+                body = {"name": "Two", "workspaceId": workspace_id, "projectId": project["$id"]}
+                request = Request("POST", f"{API}/tasks", orjson.dumps(body))
+                check = httpx.post(
+                    base_url + request.path, content=request.body, headers=load.headers
+                )
+                if check.status_code != 201:
+                    raise RuntimeError(f"POST /tasks: {check.status_code} {check.text[:300]}")
+                runs.append((base_url, Load([request], load.headers, half, load.duration)))
+            results.append(run_together(loadgen, runs))
+    return results[0], results[1]
 
 
 def _parse_result(output: str) -> LoadResult:

@@ -223,6 +223,9 @@ class Project(Timestamped, Base):
     item_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """How many work items the project has, kept by the statements that create and delete
     them: an unfiltered board list's `total` without counting 100,000 rows."""
+    board_end: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    """The highest position a create has given or been given: a create's default position
+    comes from the row it locks for its number (`workitems/service.create_work_item`)."""
 
 
 class WorkItemType(Timestamped, Base):

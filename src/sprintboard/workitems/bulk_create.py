@@ -2,8 +2,10 @@
 
 Each entry is checked as `POST /tasks` checks one (an error names its entry, `tasks[3].name`),
 but the work is done per kind, not per item: one bump of each project's key counter for all
-its new items (so their keys are consecutive, in request order), one read of each table a
-rule needs, multi-row INSERTs, one read back. Locks are taken in the order a single create
+its new items (so their keys are consecutive, in request order, and their default positions
+follow the board's end, which the counter's row keeps), one read of each table a rule needs,
+one bulk write (the driver's `executemany` on SQLite, `COPY` on PostgreSQL), and an answer
+built from the values written, not read back. Locks are taken in the order a single create
 takes them: sprints (for share), then the projects' counters (in `$id` order), then parents
 (key share) and the workspace's hierarchy lock.
 """
@@ -12,54 +14,31 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from sqlalchemy.orm import Session
 
 from sprintboard.access import WorkspaceAccess
 from sprintboard.errors import InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import new_ids, utcnow
+from sprintboard.responses import iso
 from sprintboard.sql import Raw, in_list, raw
-from sprintboard.workitems import hierarchy, reads
+from sprintboard.workitems import hierarchy
 from sprintboard.workitems.schemas import TaskCreate
 from sprintboard.workitems.service import (
+    BOARD_TOP,
+    ITEM_COLUMNS,
+    NewItem,
     check_sprint,
     check_type,
     entry,
     entry_error,
+    item_values,
+    new_record,
     no_project,
     title_of,
     unique,
 )
-
-_COLUMNS = (
-    "id",
-    "workspace_id",
-    "project_id",
-    "sprint_id",
-    "number",
-    "key",
-    "title",
-    "type",
-    "status",
-    "priority",
-    "description",
-    "assignee_ids",
-    "labels",
-    "due_date",
-    "estimated_hours",
-    "story_points",
-    "flagged",
-    "position",
-    "comment_count",
-    "logged_hours",
-    "created_by",
-    "version",
-    "created_at",
-    "updated_at",
-    "parent_id",
-)
-_ROWS_PER_INSERT = 100
-"""25 columns a row: 2,500 parameters a statement, well within both drivers' limits."""
 
 
 def workspace_of(entries: Sequence[TaskCreate]) -> str:
@@ -88,60 +67,45 @@ def bulk_create(
     for type_name, at in _first_of(entries, lambda e: [e.type]).items():
         with entry(at):
             check_type(session, workspace_id, type_name)
-    _check_assignees(db, workspace_id, entries)
+    assignees = _assignees(db, workspace_id, entries)
     _check_projects(db, workspace_id, entries)
     sprint_ids = _sprints(session, db, workspace_id, entries)
-    numbers = _numbers(db, workspace_id, entries)
-    positions = _positions(db, workspace_id, entries)
+    places = _places(db, workspace_id, entries)
     parent_ids = _parents(db, workspace_id, entries)
-    now, codec = db.codec.param(utcnow()), db.codec
-    ids = new_ids(len(entries))
-    rows = []
-    for index, data in enumerate(entries):
-        number, project_key = numbers[index]
-        sprint_id = sprint_ids[index]
-        rows.append(
-            (
-                ids[index],
-                workspace_id,
-                data.project_id,
-                sprint_id,
-                number,
-                f"{project_key}-{number}",
-                titles[index],
-                data.type,
-                data.status or ("TODO" if sprint_id else "BACKLOG"),
-                data.priority,
-                data.description,
-                codec.json_param(unique(data.assignee_ids)),
-                codec.json_param(unique(data.labels)),
-                codec.day_param(data.due_date),
-                data.estimated_hours,
-                data.story_points,
-                data.flagged,
-                positions[index],
-                0,
-                0,
-                access.caller.user_id,
-                1,
-                now,
-                now,
-                parent_ids[index],
-            )
+    moment = utcnow()
+    now, created_at, codec = db.codec.param(moment), str(iso(moment)), db.codec
+    created_by = access.caller.user_id
+    rows, records, owns = [], [], []
+    for index, (data, item_id) in enumerate(zip(entries, new_ids(len(entries)), strict=True)):
+        number, project, position = places[index]
+        new = NewItem(
+            item_id=item_id,
+            number=number,
+            project=project,
+            sprint_id=sprint_ids[index],
+            position=data.position if data.position is not None else position,
+            title=titles[index],
+            assignees=[assignees[user] for user in unique(data.assignee_ids)]
+            if len(data.assignee_ids) > 1
+            else [assignees[user] for user in data.assignee_ids],
+            parent_id=parent_ids[index],
         )
-    _insert(db, rows)
-    records = reads.read_items(session, ids)  # (in `$id` order, which is request order)
+        rows.append(item_values(codec, data, new, created_by, now, json=_json_text))
+        record, own = new_record(data, new, created_at=created_at)
+        records.append(record)
+        owns.append(own)
+    _insert(session, rows)
     events.record_many(
         session,
         [
             {
                 "workspace_id": workspace_id,
                 "type": "task.created",
-                "subject_id": record["$id"],
-                "actor_id": access.caller.user_id,
-                "payload": {"workItem": reads.event_form(record)},
+                "subject_id": own["$id"],
+                "actor_id": created_by,
+                "payload": {"workItem": own},
             }
-            for record in records
+            for own in owns
         ],
     )
     return records
@@ -157,16 +121,20 @@ def _first_of(entries: Sequence[TaskCreate], values: Any) -> dict[str, int]:
     return first
 
 
-def _check_assignees(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> None:
+def _assignees(
+    db: Raw, workspace_id: str, entries: Sequence[TaskCreate]
+) -> dict[str, Sequence[Any]]:
+    """The rows (`$id`, name, email) of the users the entries assign, each a member of the
+    workspace (else 400 `not_found`, naming the first entry with one who is not)."""
     wanted = sorted({user for e in entries for user in e.assignee_ids})
     if not wanted:
-        return
+        return {}
     placeholders, names = in_list("u", wanted)
     members = {
-        row[0]
+        row[0]: row
         for row in db.rows(
-            "SELECT user_id FROM workspace_members"
-            f" WHERE workspace_id = :workspace_id AND user_id IN {placeholders}",
+            "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
+            f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
             {"workspace_id": workspace_id, **names},
         )
     }
@@ -177,6 +145,7 @@ def _check_assignees(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) 
                 "not_found",
                 f"tasks[{index}].assigneeIds: not members of the workspace: {missing}",
             )
+    return members
 
 
 def _check_projects(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> None:
@@ -225,55 +194,59 @@ def _sprints(
     return [(e.sprint_id if e.sent("sprint_id") else active.get(e.project_id)) for e in entries]
 
 
-def _numbers(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> list[tuple[int, str]]:
-    """Each entry's number and project key: one counter bump per project, for all its new
-    items (projects in `$id` order, so two bulk creates never wait for each other in a ring)."""
+_PLACE = {
+    dialect: f"""
+UPDATE projects SET last_item_number = last_item_number + :n, item_count = item_count + :n,
+    board_end = {greatest}(board_end, coalesce({BOARD_TOP}, 0)) + :placed
+WHERE id = :project_id AND workspace_id = :workspace_id
+RETURNING last_item_number, key, name, board_end
+"""
+    for dialect, greatest in (("sqlite", "max"), ("postgresql", "greatest"))
+}
+"""One project's counter moved on for `n` new items, and its board's end for the `placed`
+of them that take the default position (as `service.create_work_item` moves them)."""
+
+
+def _places(
+    db: Raw, workspace_id: str, entries: Sequence[TaskCreate]
+) -> list[tuple[int, tuple[str, str, str], float]]:
+    """Each entry's number, project (`$id`, key, name) and default position: one counter
+    bump per project for all its new items (projects in `$id` order, so two bulk creates
+    never wait for each other in a ring); the default positions follow the board's end one
+    after another, in request order."""
     counts: dict[str, int] = defaultdict(int)
+    placed: dict[str, int] = defaultdict(int)
+    given: dict[str, float] = {}
     for data in entries:
         counts[data.project_id] += 1
-    next_number: dict[str, list[Any]] = {}
+        if data.position is None:
+            placed[data.project_id] += 1
+        else:
+            given[data.project_id] = max(given.get(data.project_id, data.position), data.position)
+    slots: dict[str, list[Any]] = {}
     for project_id in sorted(counts):
+        params = {"project_id": project_id, "workspace_id": workspace_id}
         row = db.row(
-            "UPDATE projects SET last_item_number = last_item_number + :n,"
-            " item_count = item_count + :n WHERE id = :project_id AND workspace_id = :workspace_id"
-            " RETURNING last_item_number, key",
-            {"n": counts[project_id], "project_id": project_id, "workspace_id": workspace_id},
+            _PLACE[db.dialect], {**params, "n": counts[project_id], "placed": placed[project_id]}
         )
         if row is None:  # (checked before; deleted meanwhile is "not found" too)
             raise no_project()
-        next_number[project_id] = [int(row[0]) - counts[project_id] + 1, row[1]]
-    numbers = []
-    for data in entries:
-        slot = next_number[data.project_id]
-        numbers.append((slot[0], slot[1]))
-        slot[0] += 1
-    return numbers
-
-
-def _positions(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> list[float]:
-    """Each entry's position: its own, or the end of its project's board, one after another
-    in request order (read under the counters' locks, as a single create reads it)."""
-    projects = sorted({e.project_id for e in entries if e.position is None})
-    ends: dict[str, float] = {}
-    if projects:
-        placeholders, names = in_list("p", projects)
-        ends = {
-            project_id: end or 0
-            for project_id, end in db.rows(
-                "SELECT project_id, max(position) FROM work_items"
-                f" WHERE workspace_id = :workspace_id AND project_id IN {placeholders}"
-                " GROUP BY project_id",
-                {"workspace_id": workspace_id, **names},
+        last_number, key, name, end = row
+        if given.get(project_id, end) > end:  # (the end moves past positions given)
+            db.execute(
+                "UPDATE projects SET board_end = :end WHERE id = :project_id",
+                {**params, "end": given[project_id]},
             )
-        }
-    positions = []
+        first = int(last_number) - counts[project_id] + 1
+        slots[project_id] = [first, (project_id, key, name), float(end) - placed[project_id]]
+    places = []
     for data in entries:
-        if data.position is not None:
-            positions.append(data.position)
-            continue
-        ends[data.project_id] = ends.get(data.project_id, 0) + 1
-        positions.append(ends[data.project_id])
-    return positions
+        slot = slots[data.project_id]
+        if data.position is None:
+            slot[2] += 1
+        places.append((slot[0], slot[1], slot[2]))
+        slot[0] += 1
+    return places
 
 
 def _parents(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> list[str | None]:
@@ -299,14 +272,25 @@ def _parents(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> list[
     return [found[e.parent_id] if e.parent_id is not None else None for e in entries]
 
 
-def _insert(db: Raw, rows: list[tuple[Any, ...]]) -> None:
-    columns = ", ".join(_COLUMNS)
-    for start in range(0, len(rows), _ROWS_PER_INSERT):
-        chunk = rows[start : start + _ROWS_PER_INSERT]
-        params: dict[str, Any] = {}
-        values = []
-        for n, row in enumerate(chunk):
-            names = [f"c{n}_{i}" for i in range(len(_COLUMNS))]
-            params.update(zip(names, row, strict=True))
-            values.append(f"({', '.join(':' + name for name in names)})")
-        db.execute(f"INSERT INTO work_items ({columns}) VALUES {', '.join(values)}", params)
+def _json_text(value: Any) -> str:
+    """JSON as text, for either driver: `COPY` parses it into jsonb (psycopg's `Jsonb` would
+    encode it with the standard library's slower encoder)."""
+    return orjson.dumps(value).decode()
+
+
+def _insert(session: Session, rows: list[tuple[Any, ...]]) -> None:
+    """The rows of `ITEM_COLUMNS`, in one go: the driver's `executemany` with positional
+    parameters on SQLite (named ones cost it a search per parameter), `COPY` on PostgreSQL."""
+    driver: Any = session.connection().connection.driver_connection
+    columns = ", ".join(ITEM_COLUMNS)
+    if raw(session).codec.sqlite:
+        marks = ", ".join("?" * len(ITEM_COLUMNS))
+        cursor = driver.cursor()
+        try:
+            cursor.executemany(f"INSERT INTO work_items ({columns}) VALUES ({marks})", rows)
+        finally:
+            cursor.close()
+        return
+    with driver.cursor() as cursor, cursor.copy(f"COPY work_items ({columns}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)

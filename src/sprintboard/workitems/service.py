@@ -3,11 +3,13 @@ lists with a fixed number of queries, Kanban bulk updates, comments and time log
 """
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
+import orjson
 from sqlalchemy import (
     ColumnElement,
     Float,
@@ -30,41 +32,255 @@ from sprintboard.models import (
     touched,
     utcnow,
 )
-from sprintboard.sql import Raw, in_list, raw
+from sprintboard.responses import iso
+from sprintboard.sql import Codec, Raw, in_list, raw
 from sprintboard.workitems import hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
-_NEXT_NUMBER = """
-UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1
-WHERE id = :project_id AND workspace_id = :workspace_id
-RETURNING last_item_number, key, name
-"""
 
-_ACTIVE_SPRINT = """
-SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE'{share}
-"""
-"""The project's active sprint; on PostgreSQL locked for share, so a completion under way is
-waited for (and then the sprint is no longer active)."""
+BOARD_TOP = """(SELECT position FROM work_items
+WHERE workspace_id = :workspace_id AND project_id = :project_id ORDER BY position DESC LIMIT 1)"""
+"""The board's last item: one probe of the board-order index. It sees what was committed when
+its statement began; the creates that committed while this one waited for the counter are
+in the row's `board_end`, which the waiting statement reads once it holds the row."""
 
-_BOARD_END = """
-SELECT max(position) FROM work_items WHERE workspace_id = :workspace_id AND project_id = :project_id
-"""
-"""The end of the project's board, read after the counter's lock: a statement sees what was
-committed when it began, and the creates this one waited for must count."""
 
-_INSERT_ITEM = """
-INSERT INTO work_items (
-    id, workspace_id, project_id, sprint_id, number, key, title, type, status, priority,
-    description, assignee_ids, labels, due_date, estimated_hours, story_points, flagged,
-    position, comment_count, logged_hours, created_by, version, created_at, updated_at,
-    parent_id
-) VALUES (
-    :id, :workspace_id, :project_id, :sprint_id, :number, :key, :title, :type, :status,
-    :priority, :description, :assignee_ids, :labels, :due_date, :estimated_hours,
-    :story_points, :flagged, :position, 0, 0, :created_by, 1, :now, :now, :parent_id
+def _next_number(dialect: str, *, active_sprint: bool) -> tuple[str, str]:
+    """The counter bump that numbers one new item, and places it: with the project's key,
+    name and board end, and (`active_sprint`) the project's active sprint, read first and,
+    on PostgreSQL, locked for share, so that a completion under way is waited for (and then
+    the sprint is no longer active). One statement: the counter is taken last, and no read
+    of the board happens under it. Answers its `WITH` list (maybe empty) and its `UPDATE`."""
+    postgresql = dialect == "postgresql"
+    real, greatest = ("double precision", "greatest") if postgresql else ("REAL", "max")
+    sprint, with_sprint, from_sprint = "NULL", "", ""
+    if active_sprint and postgresql:
+        # (`FROM sprint` joins its one row: the sprint is locked before the counter is.)
+        with_sprint = (
+            "sprint AS MATERIALIZED (SELECT max(id) AS id FROM (SELECT id FROM sprints"
+            " WHERE project_id = :project_id AND status = 'ACTIVE' FOR SHARE) active)"
+        )
+        from_sprint, sprint = " FROM sprint", "sprint.id"
+    elif active_sprint:  # (SQLite: BEGIN IMMEDIATE made this the only writer)
+        sprint = "(SELECT id FROM sprints WHERE project_id = :project_id AND status = 'ACTIVE')"
+    return (
+        with_sprint,
+        f"""
+UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_count + 1,
+    board_end = CASE WHEN CAST(:position AS {real}) IS NULL
+        THEN {greatest}(board_end, coalesce({BOARD_TOP}, 0)) + 1
+        ELSE {greatest}(board_end, :position) END{from_sprint}
+WHERE projects.id = :project_id AND projects.workspace_id = :workspace_id
+RETURNING last_item_number, projects.key, projects.name, board_end, {sprint} AS sprint_id
+""",
+    )
+
+
+def _numbering(dialect: str, *, active_sprint: bool) -> str:
+    with_sprint, update = _next_number(dialect, active_sprint=active_sprint)
+    return f"WITH {with_sprint} {update}" if with_sprint else update
+
+
+_NEXT_NUMBER = {
+    (dialect, active): _numbering(dialect, active_sprint=active)
+    for dialect in ("sqlite", "postgresql")
+    for active in (False, True)
+}
+
+
+def _create(*, active_sprint: bool) -> str:
+    """PostgreSQL, an item without a parent: the counter's bump (`_next_number`), the insert
+    and the assignees' check in one statement, one round trip, after which the counter is
+    held only for the events and the commit. Answers the counter's row and the assignees
+    found (`[[$id, name, email]]`, JSON); none if there is no such project (nothing is
+    inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts."""
+    with_sprint, update = _next_number("postgresql", active_sprint=active_sprint)
+    sprint = "coalesce(CAST(:sprint_id AS text), c.sprint_id)"
+    values = {
+        **{column: f":{column}" for column in ITEM_COLUMNS},
+        "sprint_id": sprint,
+        "number": "c.last_item_number",
+        "key": "c.key || '-' || c.last_item_number",
+        "status": f"coalesce(CAST(:status AS text),"
+        f" CASE WHEN {sprint} IS NULL THEN 'BACKLOG' ELSE 'TODO' END)",
+        "due_date": "CAST(:due_date AS date)",
+        "estimated_hours": "CAST(:estimated_hours AS double precision)",
+        "story_points": "CAST(:story_points AS double precision)",
+        "position": "coalesce(CAST(:position AS double precision), c.board_end)",
+        "parent_id": "NULL",
+    }
+    ctes = [
+        *([with_sprint] if with_sprint else []),
+        f"counter AS ({update})",
+        f"item AS (INSERT INTO work_items ({', '.join(ITEM_COLUMNS)})"
+        f" SELECT {', '.join(values[column] for column in ITEM_COLUMNS)} FROM counter c)",
+    ]
+    members = (
+        "SELECT coalesce(json_agg(json_build_array(u.id, u.name, u.email)), '[]')::text"
+        " FROM workspace_members m JOIN users u ON u.id = m.user_id"
+        " WHERE m.workspace_id = :workspace_id AND m.user_id = ANY(CAST(:assignees AS text[]))"
+    )
+    return f"WITH {', '.join(ctes)} SELECT c.*, ({members}) FROM counter c"
+
+
+ITEM_COLUMNS = (
+    "id",
+    "workspace_id",
+    "project_id",
+    "sprint_id",
+    "number",
+    "key",
+    "title",
+    "type",
+    "status",
+    "priority",
+    "description",
+    "assignee_ids",
+    "labels",
+    "due_date",
+    "estimated_hours",
+    "story_points",
+    "flagged",
+    "position",
+    "comment_count",
+    "logged_hours",
+    "created_by",
+    "version",
+    "created_at",
+    "updated_at",
+    "parent_id",
 )
-"""
+"""The columns a create writes, in the order of `item_values`."""
+_INSERT_ITEM = (
+    f"INSERT INTO work_items ({', '.join(ITEM_COLUMNS)})"
+    f" VALUES ({', '.join(':' + column for column in ITEM_COLUMNS)})"
+)
+_CREATE = {active: _create(active_sprint=active) for active in (False, True)}
+
+
+@dataclass(slots=True)
+class NewItem:
+    """What a create writes of one item, less what its entry says: the values the database
+    gave it (number, position, sprint) and those of the request."""
+
+    item_id: str
+    number: int
+    project: tuple[str, str, str]
+    """The project's `$id`, key and name."""
+    sprint_id: str | None
+    position: float | None
+    """None until the database has placed it (`_create`)."""
+    title: str
+    assignees: list[Sequence[Any]]
+    """The rows (`$id`, name, email) of its assignees, in `assigneeIds` order."""
+    parent_id: str | None = None
+
+
+def item_values(
+    codec: Codec,
+    data: TaskCreate,
+    new: NewItem,
+    created_by: str | None,
+    now: Any,
+    json: Callable[[Any], Any] | None = None,
+) -> tuple[Any, ...]:
+    """The row of `ITEM_COLUMNS` a create inserts (`now` as `codec.param` gives it; JSON as
+    `json` makes it, by default `codec.json_param`)."""
+    json = json or codec.json_param
+    project_id, project_key, _ = new.project
+    return (
+        new.item_id,
+        data.workspace_id,
+        project_id,
+        new.sprint_id,
+        new.number,
+        f"{project_key}-{new.number}",
+        new.title,
+        data.type,
+        data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+        data.priority,
+        data.description,
+        json(_unique(data.assignee_ids)),
+        json(_unique(data.labels)),
+        codec.day_param(data.due_date),
+        data.estimated_hours,
+        data.story_points,
+        data.flagged,
+        new.position,
+        0,
+        0,
+        created_by,
+        1,
+        now,
+        now,
+        new.parent_id,
+    )
+
+
+def new_record(
+    data: TaskCreate, new: NewItem, *, created_at: str, detail: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The item just inserted as a read shows it (`reads.item_from_row` and its assignees;
+    with `detail`, its comments and time logs: none), built from what was written instead
+    of read back; and its own fields, the form its event carries (`reads.event_form`)."""
+    project_id, project_key, project_name = new.project
+    own = {
+        "$id": new.item_id,
+        "key": f"{project_key}-{new.number}",
+        "title": new.title,
+        "type": data.type,
+        "status": data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+        "priority": data.priority,
+        "description": data.description,
+        "assigneeIds": [row[0] for row in new.assignees],
+        "labels": _unique(data.labels),
+        "dueDate": data.due_date.isoformat() if data.due_date is not None else None,
+        "estimatedHours": _real(data.estimated_hours),
+        "storyPoints": _real(data.story_points),
+        "flagged": data.flagged,
+        "sprintId": new.sprint_id,
+        "projectId": project_id,
+        "workspaceId": data.workspace_id,
+        "position": float(new.position or 0),
+        "commentCount": 0,
+        "loggedHours": 0.0,
+        "$createdAt": created_at,
+        "$updatedAt": created_at,
+        "parentId": new.parent_id,
+    }
+    record = {
+        **own,
+        "childCount": 0,
+        "project": {"$id": project_id, "name": project_name, "key": project_key},
+        **({"comments": [], "timeLogs": []} if detail else {}),
+        "assignees": [{"$id": u, "name": name, "email": email} for u, name, email in new.assignees],
+    }
+    return record, own
+
+
+def _found_assignees(user_ids: list[str], rows: list[list[str]]) -> list[Sequence[Any]]:
+    """The assignees' rows, in `user_ids` order; 400 `not_found` if one is not a member."""
+    members = {row[0] for row in rows}
+    if missing := [u for u in user_ids if u not in members]:
+        raise InvalidRequest(
+            "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
+        )
+    return in_order(user_ids, rows)
+
+
+def in_order(user_ids: list[str], rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """The users' rows (`$id` first), in the order of `user_ids` (each found)."""
+    by_id = {row[0]: row for row in rows}
+    return [by_id[user_id] for user_id in user_ids]
+
+
+def _unique(values: list[str]) -> list[str]:
+    return values if len(values) < 2 else unique(values)
+
+
+def _real(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def create_work_item(
@@ -72,84 +288,89 @@ def create_work_item(
 ) -> tuple[dict[str, Any], str]:
     """Create a work item; returns it as the API shows it, and its ETag.
 
-    The hot write path, in plain SQL. Its sprint first (the active one by default), locked
-    for share; then the next number from the project's counter, with the project's key and
-    name; under that row's lock, the end of the board; then the insert, which answers the item
-    as a read would. (In this order, a create holding the counter waits for nothing: a
+    The hot write path, in plain SQL: the checks that only read; its sprint if it names one
+    (locked for share); then one statement locks the project's counter for its number (and,
+    by default, its active sprint first, for share) and moves the end of the board; then the
+    parent's checks, if any, and the insert. On PostgreSQL an item without a parent is one
+    statement from the counter on (`_create`). The answer is built from the values written.
+    (In this order, a create holding the counter waits for nothing but its parent: a
     completion holds its sprint, then its items, and a delete an item, then the counter.)
     """
     title = title_of(data.name, data.title)
     if title is None:
         raise InvalidRequest("name", "required", "name: a title is required.")
     check_type(session, access.workspace_id, data.type)
-    assignee_ids = unique(data.assignee_ids)
-    assignees = _check_assignees(session, access.workspace_id, assignee_ids)
     db = raw(session)
+    one_statement = not db.codec.sqlite and data.parent_id is None
+    assignee_ids = unique(data.assignee_ids)
+    assignees: list[Sequence[Any]] = []
+    if data.sent("sprint_id") or not one_statement:  # (assignees are the first thing to say)
+        assignees = in_order(
+            assignee_ids, _check_assignees(session, access.workspace_id, assignee_ids)
+        )
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
     project = {"project_id": data.project_id, "workspace_id": access.workspace_id}
+    sprint_id = None
     if data.sent("sprint_id"):
         try:
             sprint_id = check_sprint(session, data.project_id, access.workspace_id, data.sprint_id)
         except InvalidRequest:
             _check_project(db, project)  # (a missing project is the first thing to say)
             raise
-    else:
-        share = "" if db.codec.sqlite else " FOR SHARE"
-        active = db.row(_ACTIVE_SPRINT.format(share=share), project)
-        sprint_id = active[0] if active else None
-    counter = db.row(_NEXT_NUMBER, project)
-    if counter is None:
-        raise no_project()
-    number, project_key, project_name = counter
-    last_position = (db.row(_BOARD_END, project) or (None,))[0]
-    parent_id = None
-    if data.parent_id is not None:
-        parent_id = _parent(db, access.workspace_id, data.parent_id, "parentId")
-        hierarchy.lock_hierarchy(db, access.workspace_id)
-        hierarchy.check_depth(len(hierarchy.ancestry(db, [parent_id])[parent_id]) + 1, "parentId")
-    item_id, codec = new_id(), db.codec
-    inserted = db.row(
-        f"{_INSERT_ITEM} {reads.ITEM_RETURNING[db.dialect]}",
-        {
-            "id": item_id,
-            "workspace_id": access.workspace_id,
-            "project_id": data.project_id,
-            "sprint_id": sprint_id,
-            "number": number,
-            "key": f"{project_key}-{number}",
-            "title": title,
-            "type": data.type,
-            "status": data.status or ("TODO" if sprint_id else "BACKLOG"),
-            "priority": data.priority,
-            "description": data.description,
-            "assignee_ids": codec.json_param(assignee_ids),
-            "labels": codec.json_param(unique(data.labels)),
-            "due_date": codec.day_param(data.due_date),
-            "estimated_hours": data.estimated_hours,
-            "story_points": data.story_points,
-            "flagged": data.flagged,
-            "position": data.position if data.position is not None else (last_position or 0) + 1,
-            "created_by": access.caller.user_id,
-            "now": codec.param(utcnow()),
-            "project_name": project_name,
-            "project_key": project_key,
-            "parent_id": parent_id,
-        },
+    new = NewItem(
+        item_id=new_id(),
+        number=0,
+        project=(data.project_id, "", ""),
+        sprint_id=sprint_id,
+        position=data.position,
+        title=title,
+        assignees=assignees,
     )
-    if inserted is None:  # (an INSERT ... RETURNING answers its row)
-        raise RuntimeError("the work item insert returned no row")
-    record, tag = reads.from_row(db, inserted, assignees, history=False)
+    moment, created_by = utcnow(), access.caller.user_id
+    now = db.codec.param(moment)
+    active = not data.sent("sprint_id")
+    if one_statement:
+        values = item_values(db.codec, data, new, created_by, now)
+        params = dict(zip(ITEM_COLUMNS, values, strict=True))
+        params.update(status=data.status, assignees=assignee_ids)
+        counter = db.row(_CREATE[active], {**params, **project})
+    else:
+        counter = db.row(_NEXT_NUMBER[db.dialect, active], {**project, "position": data.position})
+    if counter is None:
+        _check_assignees(session, access.workspace_id, assignee_ids)
+        raise no_project()
+    number, project_key, project_name, board_end, active_id, *found = counter
+    if one_statement:
+        assignees = _found_assignees(assignee_ids, orjson.loads(found[0]))
+    new = replace(
+        new,
+        number=int(number),
+        project=(data.project_id, project_key, project_name),
+        sprint_id=sprint_id if data.sent("sprint_id") else active_id,
+        position=data.position if data.position is not None else board_end,
+        assignees=assignees,
+    )
+    if not one_statement:
+        if data.parent_id is not None:
+            parent_id = _parent(db, access.workspace_id, data.parent_id, "parentId")
+            hierarchy.lock_hierarchy(db, access.workspace_id)
+            levels = hierarchy.ancestry(db, [parent_id])[parent_id]
+            hierarchy.check_depth(len(levels) + 1, "parentId")
+            new = replace(new, parent_id=parent_id)
+        values = item_values(db.codec, data, new, created_by, now)
+        db.execute(_INSERT_ITEM, dict(zip(ITEM_COLUMNS, values, strict=True)))
+    record, own = new_record(data, new, created_at=str(iso(moment)), detail=True)
     reads.with_new_hierarchy(db, record)
     events.record(
         session,
         workspace_id=access.workspace_id,
         type="task.created",
-        subject_id=item_id,
-        actor_id=access.caller.user_id,
-        payload={"workItem": reads.event_form(record)},
+        subject_id=new.item_id,
+        actor_id=created_by,
+        payload={"workItem": own},
     )
-    return record, tag
+    return record, etag(new.item_id, 1)
 
 
 def update_work_item(
