@@ -38,7 +38,6 @@ from sprintboard.workitems import hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
-
 BOARD_TOP = """(SELECT position FROM work_items
 WHERE workspace_id = :workspace_id AND project_id = :project_id ORDER BY position DESC LIMIT 1)"""
 """The board's last item: one probe of the board-order index. It sees what was committed when
