@@ -17,7 +17,14 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    expect,
+    sync_playwright,
+)
 
 from tests.servers import Server, running_server
 
@@ -119,6 +126,9 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 def context(browser: Browser, base_url: str) -> Iterator[BrowserContext]:
     made = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 800})
     made.set_default_timeout(10_000)
+    # As long as an action may take: a loaded CI machine can take over 5 s (the default) to
+    # draw a long board; what a test times itself (the live update) says its own timeout.
+    expect.set_options(timeout=10_000)
     yield made
     made.close()
 
