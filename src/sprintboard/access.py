@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
@@ -27,7 +27,7 @@ from sprintboard.models import (
     Workspace,
     WorkspaceMember,
 )
-from sprintboard.sql import WRITES, in_list, raw
+from sprintboard.sql import WRITES, Raw, in_list, raw
 
 
 class Role(StrEnum):
@@ -141,7 +141,7 @@ def for_change(session: Session, query: Any, model: type[Base]) -> Any:
 def _takes_row_locks(session: Session) -> bool:
     """Whether plain-SQL row locks apply: a write session on PostgreSQL (`for_change` leaves
     this to SQLAlchemy, which drops `FOR ...` on SQLite; one writer holds SQLite whole)."""
-    return bool(session.info.get(WRITES)) and not raw(session).codec.sqlite
+    return raw(session).locks_rows
 
 
 def lock_workspace(session: Session, workspace_id: str) -> None:
@@ -205,9 +205,9 @@ def access_workspace(
 _ROLE = (
     "SELECT role FROM workspace_members WHERE workspace_id = :workspace_id AND user_id = :user_id"
 )
-_ROLE_LOCKING_WORKSPACE = (
+_ROLE_JOINING_WORKSPACE = (
     "SELECT m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id"
-    " WHERE m.workspace_id = :workspace_id AND m.user_id = :user_id FOR KEY SHARE OF w"
+    " WHERE m.workspace_id = :workspace_id AND m.user_id = :user_id"
 )
 
 
@@ -224,9 +224,9 @@ def access_workspace_id(
     """
     if not caller.sees_workspace(workspace_id):
         raise NotFound("Workspace")
-    locked = adding and _takes_row_locks(session)
+    lock = row_lock(session, "w", strength="KEY SHARE") if adding else ""
     row = raw(session).row(
-        _ROLE_LOCKING_WORKSPACE if locked else _ROLE,
+        _ROLE_JOINING_WORKSPACE + lock if lock else _ROLE,
         {"workspace_id": workspace_id, "user_id": caller.user_id},
     )
     if row is None:
@@ -296,15 +296,22 @@ def visible_item_sql(
     return f"{join} WHERE {where} ORDER BY wi.created_at DESC LIMIT 1", params
 
 
-def row_lock(session: Session, of: str | None = None, *, strength: str = "NO KEY UPDATE") -> str:
+LockStrength = Literal["UPDATE", "NO KEY UPDATE", "SHARE", "KEY SHARE"]
+
+
+def row_lock(
+    session: Session | Raw, of: str | None = None, *, strength: LockStrength = "NO KEY UPDATE"
+) -> str:
     """What ends a plain-SQL `SELECT` that locks the rows it reads for a change, as
     `for_change` does for the ORM: `FOR NO KEY UPDATE` (of the table aliased `of`) in a write
     request on PostgreSQL, nothing elsewhere (SQLite's writer holds the database whole).
-    `strength` `UPDATE` also keeps new rows from referring to the locked ones (a delete).
-    Several rows are locked in `$id` order (the statement's `ORDER BY`), as every request
-    that locks several does: two changes never wait for each other in a ring.
+    `strength` `UPDATE` also keeps new rows from referring to the locked ones (a delete);
+    `KEY SHARE` is the lock a new row's foreign key takes on the row it refers to, taken
+    early (a delete of that row under way goes first, or waits). Several rows are locked in
+    `$id` order (the statement's `ORDER BY`), as every request that locks several does: two
+    changes never wait for each other in a ring. `session` may be a write session's `Raw`.
     """
-    if not _takes_row_locks(session):
+    if not (session if isinstance(session, Raw) else raw(session)).locks_rows:
         return ""
     return f" FOR {strength} OF {of}" if of else f" FOR {strength}"
 

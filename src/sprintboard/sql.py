@@ -161,11 +161,15 @@ def _columns_of(dialect: str, sql: str, description: Sequence[Sequence[Any]]) ->
 class Raw:
     """A DB-API connection, for plain SQL: the session's own inside a write request's
     transaction, or one in autocommit for a read request (`AutocommitReads`).
+
+    `locks_rows`: a write session's on PostgreSQL, where plain-SQL row locks apply
+    (`access.row_lock`).
     """
 
-    def __init__(self, dialect: str, dbapi_connection: Any) -> None:
+    def __init__(self, dialect: str, dbapi_connection: Any, *, locks_rows: bool = False) -> None:
         self.dialect = dialect
         self.codec = Codec(self.dialect)
+        self.locks_rows = locks_rows and not self.codec.sqlite
         self._dbapi = dbapi_connection
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Sequence[Any]]:
@@ -357,6 +361,10 @@ def raw(session: Session) -> Raw:
     transaction = session.get_transaction()
     if cached is None or transaction is None or cached[0] is not transaction:
         connection = session.connection()  # begins the transaction if none is open
-        made = Raw(connection.dialect.name, connection.connection.dbapi_connection)
+        made = Raw(
+            connection.dialect.name,
+            connection.connection.dbapi_connection,
+            locks_rows=bool(session.info.get(WRITES)),
+        )
         cached = session.info["raw"] = (session.get_transaction(), made)
     return cached[1]

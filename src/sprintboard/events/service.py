@@ -34,6 +34,7 @@ import orjson
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
+from sprintboard.access import row_lock
 from sprintboard.models import new_id, new_ids, stored_timestamp, utcnow
 from sprintboard.sprints import history as sprint_history
 from sprintboard.sql import in_list, raw
@@ -265,7 +266,7 @@ def _read_fan_out(session: Session, rows: list[dict[str, Any]], *, members: bool
     # Rows of one shape, (kind, a, b, c): the numbers, the webhooks, the members.
     read = (
         " UNION ALL SELECT 'h', id, workspace_id, events::text"
-        f" FROM ({webhooks_sql} FOR KEY SHARE) h"
+        f" FROM ({webhooks_sql}{row_lock(session, strength='KEY SHARE')}) h"
     )
     if members:
         read += f" UNION ALL SELECT 'm', workspace_id, user_id, role FROM ({members_sql}) m"

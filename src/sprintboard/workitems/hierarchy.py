@@ -15,7 +15,7 @@ locked before), so it never waits for a row while holding it. SQLite has one wri
 
 from collections.abc import Iterable
 
-from sprintboard.access import is_work_item_key
+from sprintboard.access import is_work_item_key, row_lock
 from sprintboard.errors import InvalidRequest
 from sprintboard.sql import Raw, in_list
 from sprintboard.workitems.reads import MAX_DEPTH, children_of
@@ -42,7 +42,8 @@ def resolve_parents(
             placeholders, names = in_list(prefix, values)
             wheres.append(f"{column} IN {placeholders}")
             params.update(names)
-    locking = " ORDER BY id FOR KEY SHARE" if lock and not db.codec.sqlite else ""
+    share = row_lock(db, strength="KEY SHARE") if lock else ""
+    locking = f" ORDER BY id{share}" if share else ""
     rows = db.rows(
         f"SELECT id, key FROM work_items WHERE workspace_id = :workspace_id"
         f" AND ({' OR '.join(wheres)}){locking}",

@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from sprintboard.access import WorkspaceAccess
+from sprintboard.access import WorkspaceAccess, row_lock
 from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
@@ -451,9 +451,9 @@ def delete_work_item(session: Session, *, access: WorkspaceAccess, item: WorkIte
     waits for: a child being added under it now is found below, or its request finds no
     parent once this commits.
     """
-    db = raw(session)
-    if not db.codec.sqlite:
-        db.rows("SELECT id FROM work_items WHERE id = :id FOR UPDATE", {"id": item.id})
+    lock = row_lock(session, strength="UPDATE")
+    if lock:
+        raw(session).rows(f"SELECT id FROM work_items WHERE id = :id{lock}", {"id": item.id})
     detach_children(
         session,
         workspace_id=access.workspace_id,
