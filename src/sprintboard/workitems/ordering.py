@@ -60,9 +60,10 @@ class Order:
     def order_by(self) -> str:
         return ", ".join(f"{k.sql} DESC" if k.descending else k.sql for k in self.keys)
 
-    def columns(self) -> str:
-        """The keys as extra selected columns: a cursor is made of the last row's."""
-        return ", ".join(k.sql for k in self.keys)
+    def columns(self, names: Sequence[str]) -> str:
+        """The keys as extra selected columns named `names`: a cursor is made of the last
+        row's."""
+        return ", ".join(f"{k.sql} AS {name}" for k, name in zip(self.keys, names, strict=True))
 
     def after(self, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
         """The condition "strictly after the row with these key values", and its parameters.

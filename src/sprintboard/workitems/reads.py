@@ -5,7 +5,7 @@ their project, one for all their assignees, whatever the page size. Writes stay 
 `service.py` (SQLAlchemy); after a write the response re-reads the item from here.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -124,14 +124,16 @@ ITEM_ROW = Columns(
 read without `Raw.fetch`; what follows them is read by name through `Raw.fetch`."""
 _ASSIGNEES = {
     "sqlite": "NULL AS assignees_",
-    "postgresql": "(SELECT coalesce(json_agg(json_build_array(u.id, u.name, u.email)), '[]')::text"
+    "postgresql": "(SELECT coalesce(json_agg(json_build_object("
+    "'$id', u.id, 'name', u.name, 'email', u.email)), '[]')::text"
     " FROM users u WHERE u.id IN (SELECT jsonb_array_elements_text(wi.assignee_ids)))"
     " AS assignees_",
 }
-"""A column of one item's read: on PostgreSQL its assignees as a JSON array of `[$id, name,
-email]`, since a second statement would be a second round trip (and ~50 µs of psycopg's CPU);
-on SQLite NULL, "read them apart", since its JSON functions cost more than a second statement
-(7% more instructions per `GET /tasks/{id}`, measured with callgrind)."""
+"""A column of one item's read: on PostgreSQL its assignees as a JSON array of users as the
+API shows them (`{$id, name, email}`, by name), since a second statement would be a second
+round trip (and ~50 µs of psycopg's CPU); on SQLite NULL, "read them apart", since its JSON
+functions cost more than a second statement (7% more instructions per `GET /tasks/{id}`,
+measured with callgrind)."""
 _DETAIL = {
     dialect: f"SELECT {columns}, {_ASSIGNEES[dialect]}" for dialect, columns in ITEM_COLUMNS.items()
 }
@@ -177,7 +179,17 @@ def attach_assignees(db: Raw, items: list[dict[str, Any]]) -> list[dict[str, Any
     if assigned is None:
         return _with_assignees(items, [])
     where, params = assigned
-    return _with_assignees(items, db.rows(f"SELECT id, name, email FROM users {where}", params))
+    rows, columns = db.fetch(f"SELECT id, name, email FROM users {where}", params)
+    return _with_assignees(items, users_from_rows(rows, columns))
+
+
+def users_from_rows(rows: Sequence[Sequence[Any]], columns: Columns) -> list[dict[str, Any]]:
+    """Users as an item's `assignees` shows them, from rows with `id`, `name`, `email`."""
+    read = columns.made(_user_reader)
+    return [dict(zip(_USER_KEYS, read(row), strict=True)) for row in rows]
+
+
+_USER_KEYS = ("$id", "name", "email")
 
 
 def _assignees_of(items: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
@@ -190,9 +202,10 @@ def _assignees_of(items: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | N
 
 
 def _with_assignees(
-    items: list[dict[str, Any]], user_rows: Sequence[Sequence[Any]]
+    items: list[dict[str, Any]], assignees: Iterable[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    users = {row[0]: {"$id": row[0], "name": row[1], "email": row[2]} for row in user_rows}
+    """`items`, each with its `assignees` (users as the API shows them) in `assigneeIds` order."""
+    users = {user["$id"]: user for user in assignees}
     for item in items:
         item["assignees"] = [users[u] for u in item["assigneeIds"] if u in users]
     return items
@@ -431,21 +444,21 @@ def read_items_in_order(session: Session, item_ids: Sequence[str]) -> list[dict[
 def from_row(
     db: Raw,
     row: Sequence[Any],
-    assignees: Sequence[Sequence[Any]] | None,
+    assignees: Sequence[dict[str, Any]] | None,
     *,
     history: bool = True,
     columns: Columns = ITEM_ROW,
 ) -> tuple[dict[str, Any], str]:
     """`read_item` for a row already read (`ITEM_COLUMNS`, or `ITEM_RETURNING` of a write)
-    and the rows (`$id`, name, email) of the item's assignees, or None to read them now."""
+    and the item's assignees (`users_from_rows`), or None to read them now."""
     record = _detail(db, row, assignees, history=history, columns=columns)
     return record, etag(record["$id"], row[columns["version"]])
 
 
-def _assignee_rows(column: str | None) -> list[list[str]] | None:
-    """The rows an `_ASSIGNEES` column holds; None if they are to be read apart."""
-    rows: list[list[str]] | None = _loads(column) if column is not None else None
-    return rows
+def _assignee_rows(column: str | None) -> list[dict[str, Any]] | None:
+    """The users an `_ASSIGNEES` column holds; None if they are to be read apart."""
+    users: list[dict[str, Any]] | None = _loads(column) if column is not None else None
+    return users
 
 
 def event_form(record: dict[str, Any]) -> dict[str, Any]:
@@ -464,12 +477,12 @@ they change without an event about this item, so its events do not carry them.""
 def _detail(
     db: Raw,
     row: Sequence[Any],
-    assignees: Sequence[Sequence[Any]] | None,
+    assignees: Sequence[dict[str, Any]] | None,
     *,
     history: bool = True,
     columns: Columns = ITEM_ROW,
 ) -> dict[str, Any]:
-    """The item with its assignees (their rows if already read, else read now) and, with
+    """The item with its assignees (the users if already read, else read now) and, with
     `history`, its comments and time logs: read in one statement (`_HISTORY`) when it has any.
     """
     item = item_from_row(row, columns)
@@ -507,7 +520,7 @@ def _with_history(db: Raw, item: dict[str, Any], *, with_assignees: bool) -> dic
     codec = db.codec
     comments: list[dict[str, Any]] = []
     time_logs: list[dict[str, Any]] = []
-    users: list[tuple[str, str, str]] = []
+    users: list[dict[str, Any]] = []
     rows, columns = db.fetch(sql + " ORDER BY kind_, created_at, id", params)
     kind_of = columns.getter("kind_")
     for row in rows:
@@ -517,7 +530,7 @@ def _with_history(db: Raw, item: dict[str, Any], *, with_assignees: bool) -> dic
         elif kind == "t":
             time_logs.append(_time_log(row, codec, columns))
         else:
-            users.append(columns.made(_user_reader)(row))
+            users.append(dict(zip(_USER_KEYS, columns.made(_user_reader)(row), strict=True)))
     item["comments"], item["timeLogs"] = comments, time_logs
     return _with_assignees([item], users)[0] if with_assignees else item
 
@@ -801,19 +814,24 @@ def list_items(
     if after is not None:
         resume, resume_params = order.after(after)
         page_where, params = f"{where} AND {resume}", {**params, **resume_params}
-    # The sort keys and the total ride along as last columns (the total computed once): one
+    # The sort keys and the total ride along as named columns (the total computed once): one
     # statement, not two; one row more than the page says whether another page follows.
-    rows = db.rows(
-        f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns()}, ({total_sql})"
-        f" FROM {source} JOIN projects p ON p.id = wi.project_id WHERE {page_where}"
-        f" ORDER BY {order.order_by()} LIMIT :limit OFFSET :offset",
+    sort_keys = [f"sort{i}_" for i in range(len(order.keys))]
+    rows, columns = db.fetch(
+        f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns(sort_keys)},"
+        f" ({total_sql}) AS total_ FROM {source} JOIN projects p ON p.id = wi.project_id"
+        f" WHERE {page_where} ORDER BY {order.order_by()} LIMIT :limit OFFSET :offset",
         {**params, "limit": limit + 1, "offset": offset},
     )
-    counted = rows[-1][-1] if rows else (db.row(f"{below}{total_sql}", params) or (None,))[0]
+    if rows:
+        counted = rows[-1][columns["total_"]]
+    else:
+        counted = (db.row(f"{below}{total_sql}", params) or (None,))[0]
     total = int(counted) if counted is not None else 0
     more, rows = len(rows) > limit, rows[:limit]
-    last_keys = list(rows[-1][-1 - len(order.keys) : -1]) if more and rows else None
-    items = attach_assignees(db, [item_from_row(row) for row in rows])
+    last_keys = [rows[-1][columns[key]] for key in sort_keys] if more and rows else None
+    decode = columns.made(item_decoder)
+    items = attach_assignees(db, [decode(row) for row in rows])
     return ItemPage(items, total, last_keys)
 
 
