@@ -732,25 +732,24 @@ def check_type(session: Session, workspace_id: str, type_name: str) -> None:
 
 def _check_assignees(
     session: Session, workspace_id: str, user_ids: list[str]
-) -> list[dict[str, Any]]:
-    """400 `not_found` unless every one is a member of the workspace; returns them as the
-    answer's `assignees` shows them.
+) -> list[Sequence[Any]]:
+    """400 `not_found` unless every one is a member of the workspace; returns their rows
+    (`$id`, name, email) for the answer's `assignees`.
     """
     if not user_ids:
         return []
     placeholders, names = in_list("u", user_ids)
-    rows, columns = raw(session).fetch(
+    rows = raw(session).rows(
         "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
         f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
         {"workspace_id": workspace_id, **names},
     )
-    users = reads.users_from_rows(rows, columns)
-    members = {user["$id"] for user in users}
+    members = {row[0] for row in rows}
     if missing := [u for u in user_ids if u not in members]:
         raise InvalidRequest(
             "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
         )
-    return users
+    return rows
 
 
 def _check_project(db: Raw, project: dict[str, str]) -> None:
