@@ -312,4 +312,5 @@ def test_the_show_more_button_draws_the_next_cards(
     page.wait_for_function(
         "n => document.querySelectorAll('.column[data-status=\"IN_REVIEW\"] .card').length >= n",
         arg=min(120, before + 50),
+        timeout=30_000,
     )
