@@ -313,6 +313,16 @@ def row_lock(
     """
     if not (session if isinstance(session, Raw) else raw(session)).locks_rows:
         return ""
+    return lock_clause("postgresql", strength, of)
+
+
+def lock_clause(
+    dialect: str, strength: LockStrength = "NO KEY UPDATE", of: str | None = None
+) -> str:
+    """`row_lock`'s clause for SQL text built ahead of a request, for a dialect: the lock on
+    PostgreSQL, nothing on SQLite. Only for statements that run in a write request."""
+    if dialect != "postgresql":
+        return ""
     return f" FOR {strength} OF {of}" if of else f" FOR {strength}"
 
 

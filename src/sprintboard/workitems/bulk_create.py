@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from sqlalchemy.orm import Session
 
-from sprintboard.access import WorkspaceAccess
+from sprintboard.access import WorkspaceAccess, lock_clause
 from sprintboard.errors import InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import new_ids, utcnow
@@ -182,7 +182,7 @@ def _sprints(
     active: dict[str, str] = {}
     if defaulted:
         placeholders, names = in_list("p", defaulted)
-        share = "" if db.codec.sqlite else " ORDER BY id FOR SHARE"
+        share = "" if db.codec.sqlite else " ORDER BY id" + lock_clause(db.dialect, "SHARE")
         active = {
             project_id: sprint_id
             for sprint_id, project_id in db.rows(
