@@ -267,13 +267,13 @@ def access_work_item(
     write request; found by `visible_item_sql`'s rule (as `reads.read_visible_item` finds it).
     """
     where, params = visible_item_sql(caller, ref, workspace_id=workspace_id)
-    row = raw(session).row(
+    row, columns = raw(session).fetch_one(
         f"SELECT wi.id, member_.role FROM work_items wi{where}{row_lock(session, 'wi')}", params
     )
     if row is None:
         raise NotFound("Work item")
-    item = session.get_one(WorkItem, row[0])
-    return item, WorkspaceAccess(caller, item.workspace_id, Role(row[1]))
+    item = session.get_one(WorkItem, row[columns["id"]])
+    return item, WorkspaceAccess(caller, item.workspace_id, Role(row[columns["role"]]))
 
 
 def visible_item_sql(
