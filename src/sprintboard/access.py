@@ -267,13 +267,13 @@ def access_work_item(
     write request; found by `visible_item_sql`'s rule (as `reads.read_visible_item` finds it).
     """
     where, params = visible_item_sql(caller, ref, workspace_id=workspace_id)
-    row = raw(session).row(
+    row, columns = raw(session).fetch_one(
         f"SELECT wi.id, member_.role FROM work_items wi{where}{row_lock(session, 'wi')}", params
     )
     if row is None:
         raise NotFound("Work item")
-    item = session.get_one(WorkItem, row[0])
-    return item, WorkspaceAccess(caller, item.workspace_id, Role(row[1]))
+    item = session.get_one(WorkItem, row[columns["id"]])
+    return item, WorkspaceAccess(caller, item.workspace_id, Role(row[columns["role"]]))
 
 
 def visible_item_sql(
@@ -312,6 +312,16 @@ def row_lock(
     changes never wait for each other in a ring. `session` may be a write session's `Raw`.
     """
     if not (session if isinstance(session, Raw) else raw(session)).locks_rows:
+        return ""
+    return lock_clause("postgresql", strength, of)
+
+
+def lock_clause(
+    dialect: str, strength: LockStrength = "NO KEY UPDATE", of: str | None = None
+) -> str:
+    """`row_lock`'s clause for SQL text built ahead of a request, for a dialect: the lock on
+    PostgreSQL, nothing on SQLite. Only for statements that run in a write request."""
+    if dialect != "postgresql":
         return ""
     return f" FOR {strength} OF {of}" if of else f" FOR {strength}"
 

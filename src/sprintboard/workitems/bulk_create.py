@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from sqlalchemy.orm import Session
 
-from sprintboard.access import WorkspaceAccess
+from sprintboard.access import WorkspaceAccess, lock_clause
 from sprintboard.errors import InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import new_ids, utcnow
@@ -130,14 +130,13 @@ def _assignees(
     if not wanted:
         return {}
     placeholders, names = in_list("u", wanted)
-    members = {
-        row[0]: row
-        for row in db.rows(
-            "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
-            f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
-            {"workspace_id": workspace_id, **names},
-        )
-    }
+    rows, columns = db.fetch(
+        "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
+        f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
+        {"workspace_id": workspace_id, **names},
+    )
+    user_id = columns["id"]
+    members = {row[user_id]: row for row in rows}
     for index, data in enumerate(entries):
         if missing := [u for u in data.assignee_ids if u not in members]:
             raise InvalidRequest(
@@ -182,15 +181,13 @@ def _sprints(
     active: dict[str, str] = {}
     if defaulted:
         placeholders, names = in_list("p", defaulted)
-        share = "" if db.codec.sqlite else " ORDER BY id FOR SHARE"
-        active = {
-            project_id: sprint_id
-            for sprint_id, project_id in db.rows(
-                f"SELECT id, project_id FROM sprints WHERE project_id IN {placeholders}"
-                f" AND status = 'ACTIVE'{share}",
-                names,
-            )
-        }
+        share = "" if db.codec.sqlite else " ORDER BY id" + lock_clause(db.dialect, "SHARE")
+        rows, columns = db.fetch(
+            f"SELECT id, project_id FROM sprints WHERE project_id IN {placeholders}"
+            f" AND status = 'ACTIVE'{share}",
+            names,
+        )
+        active = dict(map(columns.getter("project_id", "id"), rows))
     return [(e.sprint_id if e.sent("sprint_id") else active.get(e.project_id)) for e in entries]
 
 
@@ -226,12 +223,14 @@ def _places(
     slots: dict[str, list[Any]] = {}
     for project_id in sorted(counts):
         params = {"project_id": project_id, "workspace_id": workspace_id}
-        row = db.row(
+        row, columns = db.fetch_one(
             _PLACE[db.dialect], {**params, "n": counts[project_id], "placed": placed[project_id]}
         )
         if row is None:  # (checked before; deleted meanwhile is "not found" too)
             raise no_project()
-        last_number, key, name, end = row
+        last_number, key, name, end = columns.getter(
+            "last_item_number", "key", "name", "board_end"
+        )(row)
         if given.get(project_id, end) > end:  # (the end moves past positions given)
             db.execute(
                 "UPDATE projects SET board_end = :end WHERE id = :project_id",

@@ -3,7 +3,7 @@ and their inverses. Each is stored once, in its canonical direction (`models.
 WorkItemRelation`), so `A blocked_by B` and `B blocks A` are one row, and the unique index
 on (source, target, type) refuses the second spelling as it refuses the first."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -12,7 +12,7 @@ from sprintboard.access import WorkspaceAccess
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import WorkItem, WorkItemRelation, new_id, utcnow
-from sprintboard.sql import in_list, raw
+from sprintboard.sql import Columns, in_list, raw
 from sprintboard.workitems import hierarchy, reads
 
 _CANONICAL = {
@@ -87,32 +87,35 @@ def delete_relations_of(
     db = raw(session)
     items = f"SELECT id FROM work_items WHERE {condition}"
     created = db.codec.timestamp_column("created_at")
-    rows = db.rows(
+    rows, columns = db.fetch(
         "DELETE FROM work_item_relations WHERE id IN ("
         f"SELECT id FROM work_item_relations WHERE source_id IN ({items}) UNION"
         f" SELECT id FROM work_item_relations WHERE target_id IN ({items}))"
-        f" RETURNING id, type, source_id, target_id, {created}",
+        f" RETURNING id, type, source_id, target_id, {created} AS created_at",
         params,
     )
     if not rows:
         return
-    ends = sorted({row[2] for row in rows} | {row[3] for row in rows})
+    ends_of = columns.getter("source_id", "target_id")
+    ends = sorted({end for row in rows for end in ends_of(row)})
     keys: dict[str, str] = {}
     for start in range(0, len(ends), 1000):  # (a project's may pass a statement's limit)
         placeholders, names = in_list("i", ends[start : start + 1000])
-        found = db.rows(f"SELECT id, key FROM work_items WHERE id IN {placeholders}", names)
-        keys.update((row[0], row[1]) for row in found)
+        found, by = db.fetch(f"SELECT id, key FROM work_items WHERE id IN {placeholders}", names)
+        keys.update(map(by.getter("id", "key"), found))
+    relation = columns.made(_relation_reader)
+    source_id, target_id = columns["source_id"], columns["target_id"]
     events.record_many(
         session,
         [
             {
                 "workspace_id": workspace_id,
                 "type": "relation.deleted",
-                "subject_id": row[0],
+                "subject_id": row[columns["id"]],
                 "actor_id": actor_id,
-                "payload": {"relation": _relation(row, keys[row[2]], keys[row[3]])},
+                "payload": {"relation": relation(row, keys[row[source_id]], keys[row[target_id]])},
             }
-            for row in sorted(rows, key=lambda row: (row[4], row[0]))
+            for row in sorted(rows, key=columns.getter("created_at", "id"))
         ],
     )
 
@@ -125,32 +128,40 @@ def _record(session: Session, access: WorkspaceAccess, type: str, relation_id: s
     """The event, carrying the relation in its canonical direction with both items'
     `$id` and key."""
     db = raw(session)
-    row = db.row(
-        "SELECT r.id, r.type, s.id, t.id,"
-        f" {db.codec.timestamp_column('r.created_at')}, s.key, t.key FROM work_item_relations r"
+    row, columns = db.fetch_one(
+        "SELECT r.id, r.type, s.id AS source_id, t.id AS target_id,"
+        f" {db.codec.timestamp_column('r.created_at')} AS created_at, s.key AS source_key,"
+        " t.key AS target_key FROM work_item_relations r"
         " JOIN work_items s ON s.id = r.source_id JOIN work_items t ON t.id = r.target_id"
         " WHERE r.id = :id",
         {"id": relation_id},
     )
     if row is None:
         raise RuntimeError("the relation is gone")
+    keys = columns.getter("source_key", "target_key")(row)
     events.record(
         session,
         workspace_id=access.workspace_id,
         type=type,
         subject_id=relation_id,
         actor_id=access.caller.user_id,
-        payload={"relation": _relation(row, row[5], row[6])},
+        payload={"relation": columns.made(_relation_reader)(row, *keys)},
     )
 
 
-def _relation(row: Sequence[Any], source_key: str, target_key: str) -> dict[str, Any]:
-    """An event's relation, from `id, type, source_id, target_id, created_at` (as the API
-    shows it) and the two items' keys."""
-    return {
-        "$id": row[0],
-        "type": row[1],
-        "source": {"$id": row[2], "key": source_key},
-        "target": {"$id": row[3], "key": target_key},
-        "$createdAt": row[4],
-    }
+def _relation_reader(columns: Columns) -> Callable[[Sequence[Any], str, str], dict[str, Any]]:
+    """What makes an event's relation from a row's `id, type, source_id, target_id,
+    created_at` (as the API shows it) and the two items' keys."""
+    get = columns.getter("id", "type", "source_id", "target_id", "created_at")
+
+    def relation(row: Sequence[Any], source_key: str, target_key: str) -> dict[str, Any]:
+        relation_id, type, source_id, target_id, created_at = get(row)
+        return {
+            "$id": relation_id,
+            "type": type,
+            "source": {"$id": source_id, "key": source_key},
+            "target": {"$id": target_id, "key": target_key},
+            "$createdAt": created_at,
+        }
+
+    return relation

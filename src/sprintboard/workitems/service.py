@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from sprintboard.access import WorkspaceAccess, row_lock
+from sprintboard.access import WorkspaceAccess, lock_clause, row_lock
 from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
@@ -58,7 +58,8 @@ def _next_number(dialect: str, *, active_sprint: bool) -> tuple[str, str]:
         # (`FROM sprint` joins its one row: the sprint is locked before the counter is.)
         with_sprint = (
             "sprint AS MATERIALIZED (SELECT max(id) AS id FROM (SELECT id FROM sprints"
-            " WHERE project_id = :project_id AND status = 'ACTIVE' FOR SHARE) active)"
+            " WHERE project_id = :project_id AND status = 'ACTIVE'"
+            f"{lock_clause(dialect, 'SHARE')}) active)"
         )
         from_sprint, sprint = " FROM sprint", "sprint.id"
     elif active_sprint:  # (SQLite: BEGIN IMMEDIATE made this the only writer)

@@ -137,7 +137,7 @@ def _get_member(session: Session, workspace_id: str, user_id: str) -> tuple[Work
     ).first()
     if row is None:
         raise NotFound("Member")
-    return row[0], row[1]
+    return row.WorkspaceMember, row.User
 
 
 def _ensure_another_admin(session: Session, workspace_id: str) -> None:
