@@ -36,6 +36,26 @@ def in_list(prefix: str, values: Iterable[Any]) -> tuple[str, dict[str, Any]]:
     return f"({', '.join(':' + name for name in params)})", params
 
 
+def insert_rows(
+    driver: Any, *, postgresql: bool, table: str, columns: Sequence[str], rows: list[Any]
+) -> None:
+    """Many rows into `table` in one go, on the driver's own connection: `executemany` with
+    positional parameters on SQLite (named ones cost it a search per parameter), `COPY` on
+    PostgreSQL (values as `COPY` parses them: JSON as text)."""
+    names = ", ".join(f'"{column}"' for column in columns)
+    if not postgresql:
+        marks = ", ".join("?" * len(columns))
+        cursor = driver.cursor()
+        try:
+            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+        finally:
+            cursor.close()
+        return
+    with driver.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
 @lru_cache(maxsize=512)
 def _for_postgres(sql: str) -> str:
     """`:name` → `%(name)s` (psycopg's style); a literal `%` doubles."""

@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 from sprintboard.access import row_lock
 from sprintboard.models import new_id, new_ids, stored_timestamp, utcnow
 from sprintboard.sprints import history as sprint_history
-from sprintboard.sql import in_list, raw
+from sprintboard.sql import in_list, insert_rows, raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
 SPRINT_EVENTS = (
@@ -391,15 +391,8 @@ class _BulkWriter:
         for table, columns, rows in tables:
             if not rows:
                 continue
-            names = ", ".join(f'"{column}"' for column in columns)
-            if not self.postgresql:
-                marks = ", ".join("?" * len(columns))
-                cursor = driver.cursor()
-                try:
-                    cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
-                finally:
-                    cursor.close()
-            elif len(rows) <= _FEW_ROWS:
+            if self.postgresql and len(rows) <= _FEW_ROWS:
+                names = ", ".join(f'"{column}"' for column in columns)
                 row_marks = f"({', '.join(['%s'] * len(columns))})"
                 values = ", ".join([row_marks] * len(rows))
                 statement = f"INSERT INTO {table} ({names}) VALUES {values}"
@@ -407,12 +400,9 @@ class _BulkWriter:
             else:
                 self._insert_together(driver, few)
                 few = []
-                with (
-                    driver.cursor() as cursor,
-                    cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
-                ):
-                    for row in rows:
-                        copy.write_row(row)
+                insert_rows(
+                    driver, postgresql=self.postgresql, table=table, columns=columns, rows=rows
+                )
         self._insert_together(driver, few)
 
     @staticmethod

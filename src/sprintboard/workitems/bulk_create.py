@@ -22,7 +22,7 @@ from sprintboard.errors import InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import new_ids, utcnow
 from sprintboard.responses import iso
-from sprintboard.sql import Raw, in_list, raw
+from sprintboard.sql import Raw, in_list, insert_rows, raw
 from sprintboard.workitems import hierarchy
 from sprintboard.workitems.schemas import TaskCreate
 from sprintboard.workitems.service import (
@@ -278,18 +278,11 @@ def _json_text(value: Any) -> str:
 
 
 def _insert(session: Session, rows: list[tuple[Any, ...]]) -> None:
-    """The rows of `ITEM_COLUMNS`, in one go: the driver's `executemany` with positional
-    parameters on SQLite (named ones cost it a search per parameter), `COPY` on PostgreSQL."""
-    driver: Any = session.connection().connection.driver_connection
-    columns = ", ".join(ITEM_COLUMNS)
-    if raw(session).codec.sqlite:
-        marks = ", ".join("?" * len(ITEM_COLUMNS))
-        cursor = driver.cursor()
-        try:
-            cursor.executemany(f"INSERT INTO work_items ({columns}) VALUES ({marks})", rows)
-        finally:
-            cursor.close()
-        return
-    with driver.cursor() as cursor, cursor.copy(f"COPY work_items ({columns}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
+    """The rows of `ITEM_COLUMNS`, in one go (`sql.insert_rows`)."""
+    insert_rows(
+        session.connection().connection.driver_connection,
+        postgresql=not raw(session).codec.sqlite,
+        table="work_items",
+        columns=ITEM_COLUMNS,
+        rows=rows,
+    )
