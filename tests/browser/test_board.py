@@ -242,22 +242,27 @@ def test_quick_moves_never_jump_back_on_their_own_echo(
     expect(column(page, "DONE").locator(f'[data-key="{key}"]')).to_be_visible()
 
 
-def test_a_long_column_draws_its_cards_as_it_is_scrolled(
-    page: Page, board: Board, admin_key: str
-) -> None:
-    # 60 more to do: the column draws a first batch, then more as its end nears the screen,
-    # or when asked, and its count is of them all from the start.
+def add_chores(board: Board, status: str, count: int) -> None:
+    """`count` more items with `status` in the board's sprint, in one bulk create."""
     bodies = [
         {
             "name": f"Chore {n}",
             "workspaceId": board.workspace["$id"],
             "projectId": board.project["$id"],
             "sprintId": board.sprint["$id"],
-            "status": "TODO",
+            "status": status,
         }
-        for n in range(60)
+        for n in range(count)
     ]
     board.api.post("/tasks/bulk-create", json={"tasks": bodies}).raise_for_status()
+
+
+def test_a_long_column_draws_its_cards_as_it_is_scrolled(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    # 60 more to do: the column draws a first batch, then more as its end nears the screen,
+    # or when asked, and its count is of them all from the start.
+    add_chores(board, "TODO", 60)
     open_signed_in(page, admin_key, board_path(board))
     todo = column(page, "TODO")
     expect(todo.locator(".column-meta")).to_contain_text("62 ·")
@@ -291,17 +296,7 @@ def test_a_long_column_draws_its_cards_as_it_is_scrolled(
 def test_the_show_more_button_draws_the_next_cards(
     page: Page, board: Board, admin_key: str
 ) -> None:
-    bodies = [
-        {
-            "name": f"Chore {n}",
-            "workspaceId": board.workspace["$id"],
-            "projectId": board.project["$id"],
-            "sprintId": board.sprint["$id"],
-            "status": "IN_REVIEW",
-        }
-        for n in range(120)
-    ]
-    board.api.post("/tasks/bulk-create", json={"tasks": bodies}).raise_for_status()
+    add_chores(board, "IN_REVIEW", 120)
     open_signed_in(page, admin_key, board_path(board))
     review = column(page, "IN_REVIEW")
     expect(review.locator(".column-meta")).to_contain_text("120 ·")
