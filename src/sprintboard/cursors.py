@@ -124,15 +124,17 @@ class Window:
         several columns, tuples. A nullable key needs an `IS NULL` key before it: "after" a
         row whose key is NULL means equal on it.
         """
-        if count is None:
-            count = select(func.count()).select_from(query.subquery())
-        total = session.scalar(count) or 0
         keys = [_key(expression) for expression in order]
-        if self.after is not None:
-            query = query.where(_after(keys, self.after))
-        width = len(query.column_descriptions)  # (entities and columns, as rows hold them)
-        query = query.add_columns(*(key for key, _ in keys)).order_by(*order)
-        rows = session.execute(query.limit(self.limit + 1).offset(self.offset)).all()
+        paged = query if self.after is None else query.where(_after(keys, self.after))
+        width = len(paged.column_descriptions)  # (entities and columns, as rows hold them)
+        paged = paged.add_columns(*(key for key, _ in keys)).order_by(*order)
+        rows = session.execute(paged.limit(self.limit + 1).offset(self.offset)).all()
+        if self.after is None and self.offset == 0 and len(rows) <= self.limit:
+            total = len(rows)  # (a first page that shows everything counts it)
+        else:
+            if count is None:
+                count = select(func.count()).select_from(query.subquery())
+            total = session.scalar(count) or 0
         shown = rows[: self.limit]
         items = [row[0] if width == 1 else tuple(row[:width]) for row in shown]
         last_keys = shown[-1][width:] if len(rows) > self.limit else None
