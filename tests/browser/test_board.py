@@ -257,55 +257,135 @@ def add_chores(board: Board, status: str, count: int) -> None:
     board.api.post("/tasks/bulk-create", json={"tasks": bodies}).raise_for_status()
 
 
-def test_a_long_column_draws_its_cards_as_it_is_scrolled(
+def column_order(board: Board, status: str) -> list[str]:
+    """The keys of the sprint's items of `status`, as the board orders them."""
+    params = {
+        "workspaceId": board.workspace["$id"],
+        "sprintId": board.sprint["$id"],
+        "status": status,
+        "limit": 500,
+    }
+    documents = board.api.get("/tasks", params=params).raise_for_status().json()["data"]
+    return [item["key"] for item in documents["documents"]]
+
+
+def drawn_keys(page: Page, status: str) -> list[str]:
+    keys: list[str] = (
+        column(page, status).locator(".card").evaluate_all("cards => cards.map(c => c.dataset.key)")
+    )
+    return keys
+
+
+def test_a_long_column_draws_the_cards_near_the_screen(
     page: Page, board: Board, admin_key: str
 ) -> None:
-    # 60 more to do: the column draws a first batch, then more as its end nears the screen,
-    # or when asked, and its count is of them all from the start.
-    add_chores(board, "TODO", 60)
+    # 120 more to do: the column draws the cards near the screen, and its count, its point
+    # sum and its height are of them all.
+    add_chores(board, "TODO", 120)
+    order = column_order(board, "TODO")
+    assert len(order) == 122
     open_signed_in(page, admin_key, board_path(board))
     todo = column(page, "TODO")
-    expect(todo.locator(".column-meta")).to_contain_text("62 ·")
-    more = todo.locator("button.more")
-    expect(more).to_contain_text("not shown")
-    drawn = todo.locator(".card").count()
-    assert drawn < 62
-    # Scrolling to the end draws the rest, a batch at a time.
-    for _ in range(10):
-        page.evaluate("scrollTo(0, document.scrollingElement.scrollHeight)")
-        if todo.locator(".card").count() == 62:
-            break
-        page.wait_for_timeout(200)
-    expect(todo.locator(".card")).to_have_count(62)
-    expect(more).to_be_hidden()
-    # Every card is drawn once, in order of position, whatever was drawn first.
-    keys = todo.locator(".card").evaluate_all("cards => cards.map(c => c.dataset.key)")
-    assert len(set(keys)) == 62
-    assert keys[:2] == [
-        board.items["Write the login page"]["key"],
-        board.items["Fix the crash on save"]["key"],
-    ]
-    # A card moved into the long column is drawn at its place there, once.
+    expect(todo.locator(".column-meta")).to_contain_text("122 ·")
+    expect(todo.locator(".card").first).to_have_attribute("data-key", order[0])
+    first = drawn_keys(page, "TODO")
+    assert 10 <= len(first) < 60
+    assert first == order[: len(first)]
+    height = todo.locator(".cards").evaluate("list => list.getBoundingClientRect().height")
+    assert height > 122 * 100
+    # Scrolled to its end: the last cards are drawn, in order, the first ones are not.
+    page.evaluate("scrollTo(0, document.scrollingElement.scrollHeight)")
+    expect(todo.locator(".card").last).to_have_attribute("data-key", order[-1])
+    last = drawn_keys(page, "TODO")
+    assert len(last) < 60
+    assert last == order[-len(last) :]
+    expect(card(page, order[0])).to_have_count(0)
+    # Back at the top, a card moved into the long column is drawn at its place there, once.
+    page.evaluate("scrollTo(0, 0)")
+    expect(todo.locator(".card").first).to_have_attribute("data-key", order[0])
     key = board.items["Set up CI"]["key"]
     card(page, key).drag_to(todo.locator("header"))
     expect(todo.locator(".card").first).to_have_attribute("data-key", key)
-    expect(todo.locator(".card")).to_have_count(63)
+    expect(todo.locator(".column-meta")).to_contain_text("123 ·")
     expect(page.locator(f'[data-key="{key}"]')).to_have_count(1)
 
 
-def test_the_show_more_button_draws_the_next_cards(
+def test_keyboard_focus_walks_a_long_column_past_what_was_drawn(
     page: Page, board: Board, admin_key: str
 ) -> None:
-    add_chores(board, "IN_REVIEW", 120)
+    add_chores(board, "IN_REVIEW", 80)
     open_signed_in(page, admin_key, board_path(board))
     review = column(page, "IN_REVIEW")
-    expect(review.locator(".column-meta")).to_contain_text("120 ·")
-    before = review.locator(".card").count()
-    assert before < 120
-    review.locator("button.more").click()
-    # At least the 50 asked for (the page, scrolled down to the button, may draw more).
-    page.wait_for_function(
-        "n => document.querySelectorAll('.column[data-status=\"IN_REVIEW\"] .card').length >= n",
-        arg=min(120, before + 50),
-        timeout=30_000,
+    expect(review.locator(".column-meta")).to_contain_text("80 ·")
+    review.locator(".card").first.focus()
+    for _ in range(60):
+        page.keyboard.press("ArrowDown")
+    focused = page.evaluate("document.activeElement.dataset.key")
+    keys = column_order(board, "IN_REVIEW")
+    assert focused == keys[60]
+    expect(card(page, keys[0])).to_have_count(0)
+
+
+def test_swimlanes_by_epic_and_the_epic_filter(page: Page, board: Board, admin_key: str) -> None:
+    epic = board.create_item("Checkout epic", type="EPIC", sprintId=None)
+    login = board.items["Write the login page"]["key"]
+    crash = board.items["Fix the crash on save"]["key"]
+    schema = board.items["Design the schema"]["key"]
+    board.api.patch(f"/tasks/{login}", json={"parentId": epic["$id"]}).raise_for_status()
+    open_signed_in(page, admin_key, board_path(board))
+    expect(card(page, login)).to_contain_text(f"↑ {epic['key']}")
+    # The epic filter: its children, or those of no epic.
+    epics = page.locator("select[name=epic]")
+    epics.select_option(epic["$id"])
+    expect(card(page, login)).to_be_visible()
+    expect(card(page, crash)).to_have_count(0)
+    epics.select_option("none")
+    expect(card(page, login)).to_have_count(0)
+    expect(card(page, crash)).to_be_visible()
+    epics.select_option("")
+    # Lanes by epic: one lane per epic, then the items of none, across every column.
+    page.locator("select[name=lanes]").select_option("epic")
+    titles = page.locator(".lane-title")
+    expect(titles).to_have_count(2)
+    expect(titles.first).to_contain_text(f"{epic['key']} Checkout epic")
+    expect(titles.last).to_have_text("No epic")
+    lane = column(page, "TODO").locator(f'.cards[data-lane="{epic["$id"]}"]')
+    expect(lane.locator(f'[data-key="{login}"]')).to_be_visible()
+    expect(
+        column(page, "TODO").locator('.cards[data-lane="none"]').locator(f'[data-key="{crash}"]')
+    ).to_be_visible()
+    expect(page.locator("[data-status]")).to_have_count(5)
+    # A card dragged into the epic's lane of another column joins the epic and the status.
+    card(page, schema).drag_to(
+        column(page, "IN_REVIEW").locator(f'.cards[data-lane="{epic["$id"]}"]')
     )
+    moved = column(page, "IN_REVIEW").locator(
+        f'.cards[data-lane="{epic["$id"]}"] [data-key="{schema}"]'
+    )
+    expect(moved).to_be_visible()
+    deadline = time.monotonic() + 10
+    while board.item(schema)["parentId"] != epic["$id"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    item = board.item(schema)
+    assert (item["parentId"], item["status"]) == (epic["$id"], "IN_REVIEW")
+    screenshot(page, "board-swimlanes.png")
+
+
+def test_swimlanes_by_assignee(page: Page, board: Board, admin_key: str) -> None:
+    me = board.api.get("/me").json()["data"]
+    login = board.items["Write the login page"]["key"]
+    crash = board.items["Fix the crash on save"]["key"]
+    open_signed_in(page, admin_key, board_path(board))
+    page.locator("select[name=lanes]").select_option("assignee")
+    titles = page.locator(".lane-title")
+    expect(titles).to_have_count(2)
+    expect(titles.last).to_have_text("Unassigned")
+    mine = column(page, "TODO").locator(f'.cards[data-lane="{me["$id"]}"]')
+    expect(mine.locator(f'[data-key="{login}"]')).to_be_visible()
+    # Into my lane: assigned to me.
+    card(page, crash).drag_to(mine)
+    expect(mine.locator(f'[data-key="{crash}"]')).to_be_visible()
+    deadline = time.monotonic() + 10
+    while board.item(crash)["assigneeIds"] != [me["$id"]] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert board.item(crash)["assigneeIds"] == [me["$id"]]

@@ -20,13 +20,18 @@ export function positionBetween(previous, next, fallback) {
   return fallback;
 }
 
-// A column draws its first cards (two screens), then more as its end comes near the screen
-// (or when asked): a card's DOM is small, a thousand are not. Each batch costs a layout of
-// the columns whatever its size, so the batches are few and large.
-const FIRST_CARDS = 20;
-const MORE_CARDS = 25;
-const SHOW_MORE = 50;
-const NEAR = 1200;
+// A column draws only the cards near the screen: a window over its items, the space of the
+// others kept by its padding, so a column of thousands costs what a screenful does. Every card
+// has one height (set on the board for the stylesheet): a scroll position names the cards it
+// shows, and a drop point its place, without measuring a card.
+const CARD_HEIGHT = 104;
+const CARD_GAP = 6;
+const ROW = CARD_HEIGHT + CARD_GAP;
+// Drawn beyond each edge of the screen (pixels), and at least this many from the window's start.
+const OVERSCAN = 900;
+const AT_LEAST = 20;
+// The lane of the items of no epic (or no assignee), and the board without lanes.
+const NONE = "none";
 
 /** Put `element` before `before` in `parent`, keeping its focus where the browser can. */
 function moveInto(parent, element, before) {
@@ -124,9 +129,7 @@ export async function moveItems(entries, describe) {
         for (const entry of entries) {
           const item = store.items.get(entry.$id);
           if (!item) continue;
-          for (const field of ["status", "position", "sprintId"]) {
-            if (field in entry) item[field] = entry[field];
-          }
+          for (const [field, value] of Object.entries(entry)) if (field !== "$id") item[field] = value;
         }
       },
       async () => (await api.post("/tasks/bulk-update", { tasks: entries })).data.documents,
@@ -140,15 +143,17 @@ export async function moveItems(entries, describe) {
 
 export async function renderBoard(root, { projectId }) {
   const { project, members } = await loadProjectContext(projectId);
-  const filters = { text: "", assignee: "", mine: false, label: "", type: "", priority: "" };
+  const filters = { text: "", assignee: "", mine: false, label: "", type: "", priority: "", epic: "" };
+  // Swimlanes: "" (none), "epic" (by parent) or "assignee" (by first assignee).
+  let lanesBy = "";
   let sprint = [...store.sprints.values()].find((s) => s.status === "ACTIVE") || null;
   const parents = new Map();
   // Cards drawn, by item id, with what they show: redrawn only when that changes.
   const drawn = new Map();
-  // Per status: its column's parts (with the items it had at the last draw), and how many
-  // cards it draws.
-  const sections = new Map();
-  const limits = new Map();
+  // The lists of cards, by `${lane} ${status}`: each with its element, the items it had at the
+  // last draw (filtered, in order) and the window of them it draws.
+  const lists = new Map();
+  let layout = "";
 
   async function loadItems() {
     if (!sprint) return;
@@ -161,7 +166,7 @@ export async function renderBoard(root, { projectId }) {
 
   const header = h("section", { class: "sprint-header", "aria-label": "Sprint" });
   const toolbar = h("form", { class: "filters", role: "search", "aria-label": "Filter cards", onsubmit: (e) => e.preventDefault() });
-  const columns = h("div", { class: "columns" });
+  const columns = h("div", { class: "columns", style: `--card-height: ${CARD_HEIGHT}px; --card-gap: ${CARD_GAP}px` });
   fill(root, header, toolbar, columns);
 
   const boardItems = () =>
@@ -175,7 +180,24 @@ export async function renderBoard(root, { projectId }) {
     if (filters.label && !item.labels.includes(filters.label)) return false;
     if (filters.type && item.type !== filters.type) return false;
     if (filters.priority && item.priority !== filters.priority) return false;
+    if (filters.epic && (item.parentId || NONE) !== filters.epic) return false;
     return true;
+  }
+
+  /** The lane an item is in: its parent's id or its first assignee's, or NONE. */
+  function laneOf(item) {
+    if (lanesBy === "epic") return item.parentId || NONE;
+    if (lanesBy === "assignee") return item.assigneeIds[0] || NONE;
+    return NONE;
+  }
+
+  function laneTitle(lane) {
+    if (lanesBy === "epic") {
+      if (lane === NONE) return "No epic";
+      const parent = parents.get(lane);
+      return parent ? `${parent.key} ${parent.title}` : "Epic";
+    }
+    return lane === NONE ? "Unassigned" : store.memberName(lane);
   }
 
   function renderHeader() {
@@ -211,13 +233,29 @@ export async function renderBoard(root, { projectId }) {
     );
   }
 
+  // The epic filter's options follow the parents as they are read: refilled in place, so
+  // that the toolbar (and whatever has focus in it) stays.
+  const epicSelect = h("select", { name: "epic", onchange: (e) => { filters.epic = e.target.value; renderColumns(); } });
+
+  function renderEpicOptions() {
+    const ids = [...new Set(boardItems().map((i) => i.parentId).filter(Boolean))];
+    const options = ids
+      .map((id) => [id, parents.get(id) ? `${parents.get(id).key} ${parents.get(id).title}` : "…"])
+      .sort((a, b) => a[1].localeCompare(b[1], undefined, { numeric: true }));
+    fill(epicSelect,
+      h("option", { value: "" }, "All"),
+      h("option", { value: NONE, selected: filters.epic === NONE }, "No epic"),
+      options.map(([value, text]) => h("option", { value, selected: filters.epic === value }, text)));
+  }
+
   function renderToolbar() {
     const labels = [...new Set(boardItems().flatMap((i) => i.labels))].sort();
-    const select = (name, label, options) =>
+    const select = (name, label, options, onchange = (e) => { filters[name] = e.target.value; renderColumns(); }) =>
       h("label", {}, `${label} `,
-        h("select", { name, onchange: (e) => { filters[name] = e.target.value; renderColumns(); } },
-          h("option", { value: "" }, "All"),
-          options.map(([value, text]) => h("option", { value, selected: filters[name] === value }, text))));
+        h("select", { name, onchange },
+          h("option", { value: "" }, label === "Swimlanes" ? "None" : "All"),
+          options.map(([value, text]) => h("option", { value, selected: (name === "lanes" ? lanesBy : filters[name]) === value }, text))));
+    renderEpicOptions();
     fill(toolbar,
       h("label", {}, "Text ",
         h("input", { type: "search", name: "text", id: "filter-text", value: filters.text, placeholder: "Key or title",
@@ -228,6 +266,9 @@ export async function renderBoard(root, { projectId }) {
       select("label", "Label", labels.map((l) => [l, l])),
       select("type", "Type", TYPES.map((t) => [t, t.toLowerCase()])),
       select("priority", "Priority", PRIORITIES.map((p) => [p, p.toLowerCase()])),
+      h("label", {}, "Epic ", epicSelect),
+      select("lanes", "Swimlanes", [["epic", "By epic"], ["assignee", "By assignee"]],
+        (e) => { lanesBy = e.target.value; renderColumns(); }),
     );
   }
 
@@ -239,11 +280,12 @@ export async function renderBoard(root, { projectId }) {
       item.storyPoints === null ? null : `${formatPoints(item.storyPoints)} points`,
       names.length ? `assigned to ${names.join(", ")}` : "unassigned",
       item.flagged ? "flagged" : null, item.blocked ? "blocked" : null,
+      parent ? `epic ${parent.key}` : null,
     ].filter(Boolean).join(", ");
     return h("li", {
       class: `card${item.flagged ? " flagged" : ""}`, tabindex: "0", draggable: "true",
       "data-key": item.key, "data-id": item.$id, "aria-label": summary,
-      "aria-describedby": "card-help",
+      "aria-describedby": "card-help", title: item.title,
     },
     h("div", { class: "card-top" },
       h("span", { class: "key" }, item.key), typeBadge(item.type), priorityBadge(item.priority),
@@ -270,65 +312,72 @@ export async function renderBoard(root, { projectId }) {
     return element;
   }
 
-  function drawColumns() {
-    sections.clear();
+  /**
+   * The columns, and in each a list of cards per lane: drawn again only when the lanes
+   * change. With lanes, the columns share the rows of the board's grid (CSS subgrid), so a
+   * lane lines up across them under one title.
+   */
+  function drawColumns(lanes) {
+    lists.clear();
+    const laned = Boolean(lanesBy);
+    columns.classList.toggle("laned", laned);
+    columns.style.gridTemplateRows = laned ? `auto repeat(${lanes.length}, auto auto)` : "";
+    const titles = laned ? lanes.map((lane, n) => h("h3", {
+      class: "lane-title", style: `grid-row: ${2 * n + 2}`, id: `lane-${n}`,
+    }, laneTitle(lane))) : [];
     fill(columns, ...STATUSES.map((status) => {
       const titleId = `column-${status}`;
-      const parts = {
+      const meta = {
         count: h("span", { class: "count" }),
         sum: document.createTextNode(""),
-        list: h("ol", { class: "cards", role: "list", "aria-label": `${STATUS_LABELS[status]} cards` }),
-        more: h("button", { type: "button", class: "ghost more", hidden: true, onclick: () => {
-          limits.set(status, parts.list.childElementCount + SHOW_MORE);
-          renderColumns();
-        } }),
-        items: [],
       };
-      parts.meta = h("span", { class: "column-meta" }, parts.count, " · ", parts.sum);
-      sections.set(status, parts);
-      return h("section", { class: "column", "data-status": status, "aria-labelledby": titleId },
-        h("header", {}, h("h2", { id: titleId }, STATUS_LABELS[status]), parts.meta),
-        parts.list, parts.more);
-    }));
-  }
-
-  /** The button under a column that does not show all its cards yet. */
-  function offerRest(parts) {
-    const rest = parts.items.length - parts.list.childElementCount;
-    parts.more.hidden = rest <= 0;
-    parts.more.textContent = rest > 0 ? `Show ${Math.min(rest, SHOW_MORE)} more cards (${rest} not shown)` : "";
+      meta.element = h("span", { class: "column-meta" }, meta.count, " · ", meta.sum);
+      const body = (laned ? lanes : [NONE]).map((lane, n) => {
+        const label = laned ? `${STATUS_LABELS[status]} cards, ${laneTitle(lane)}` : `${STATUS_LABELS[status]} cards`;
+        const element = h("ol", {
+          class: "cards", role: "list", "aria-label": label, "data-lane": lane,
+          style: laned ? `grid-row: ${2 * n + 3}` : null,
+        });
+        lists.set(`${lane} ${status}`, { lane, status, element, meta, items: [], start: 0, end: 0 });
+        return laned ? [h("div", { class: "lane-gap", style: `grid-row: ${2 * n + 2}` }), element] : element;
+      });
+      return h("section", {
+        class: "column", "data-status": status, "aria-labelledby": titleId,
+        style: laned ? `grid-column: ${STATUSES.indexOf(status) + 1}` : null,
+      },
+        h("header", {}, h("h2", { id: titleId }, STATUS_LABELS[status]), meta.element), body);
+    }), titles);
   }
 
   function renderColumns() {
     const focusedKey = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
     if (!sprint) {
       fill(columns);
-      sections.clear();
+      lists.clear();
+      layout = "";
       return;
     }
-    if (!sections.size) drawColumns();
     const visible = boardItems().filter(matches).sort(byPosition);
+    const lanes = lanesBy ? laneOrder(visible) : [NONE];
+    const wanted = `${lanesBy}\u0002${lanes.join()}`;
+    if (wanted !== layout) {
+      drawColumns(lanes);
+      layout = wanted;
+    }
+    for (const list of lists.values()) list.items = [];
     const byStatus = new Map(STATUSES.map((status) => [status, []]));
-    for (const item of visible) byStatus.get(item.status)?.push(item);
-    const placed = [];
+    for (const item of visible) {
+      lists.get(`${laneOf(item)} ${item.status}`)?.items.push(item);
+      byStatus.get(item.status)?.push(item);
+    }
     for (const [status, items] of byStatus) {
-      const parts = sections.get(status);
-      parts.items = items;
-      const shown = items.slice(0, limits.get(status) || FIRST_CARDS);
+      const { meta } = lists.get(`${lanes[0]} ${status}`);
       const sum = formatPoints(items.reduce((total, i) => total + points(i.storyPoints), 0));
-      parts.count.textContent = String(items.length);
-      parts.sum.data = `${sum} pts`;
-      parts.meta.setAttribute("aria-label", `${items.length} items, ${sum} points`);
-      const cards = shown.map(cardFor);
-      place(parts.list, cards);
-      placed.push([parts, cards]);
+      meta.count.textContent = String(items.length);
+      meta.sum.data = `${sum} pts`;
+      meta.element.setAttribute("aria-label", `${items.length} items, ${sum} points`);
     }
-    // Only now: a card that changed column has been moved out of its old one, not removed
-    // (which would have taken its focus).
-    for (const [parts, cards] of placed) {
-      prune(parts.list, cards);
-      offerRest(parts);
-    }
+    drawWindows(true);
     if (drawn.size > visible.length + 500) {
       for (const id of drawn.keys()) if (!store.items.has(id)) drawn.delete(id);
     }
@@ -337,39 +386,52 @@ export async function renderBoard(root, { projectId }) {
       if (again) again.focus();
     }
     fetchParents(visible);
-    topUpSoon();
   }
 
-  // More cards as a column's end nears the screen: a batch for each column whose end is
-  // within NEAR pixels, one frame after another until none is.
-  let topUpFrame = 0;
-  function topUpSoon() {
-    if (!topUpFrame) topUpFrame = requestAnimationFrame(topUp);
+  /** The lanes of `items`, in order: epics by key, people by name, then the one of neither. */
+  function laneOrder(items) {
+    const lanes = [...new Set(items.map(laneOf))].filter((lane) => lane !== NONE);
+    const name = (lane) => (lanesBy === "epic" ? parents.get(lane)?.key || lane : store.memberName(lane));
+    lanes.sort((a, b) => name(a).localeCompare(name(b), undefined, { numeric: true }));
+    return [...lanes, NONE];
   }
-  function topUp() {
-    topUpFrame = 0;
-    if (!columns.isConnected) return;
-    const grow = [];
-    for (const [status, parts] of sections) {
-      const count = parts.list.childElementCount;
-      if (count < parts.items.length && parts.list.getBoundingClientRect().bottom < innerHeight + NEAR) {
-        grow.push([status, count + MORE_CARDS]);
-      }
+
+  /**
+   * Draw each list's window: every position is read first, then every list written, so the
+   * browser lays the board out once. Unless `all`, a list whose window has not moved is left.
+   */
+  function drawWindows(all) {
+    const windows = [];
+    for (const list of lists.values()) {
+      const top = list.element.getBoundingClientRect().top;
+      const count = list.items.length;
+      const start = Math.min(count, Math.max(0, Math.floor((-top - OVERSCAN) / ROW)));
+      const end = Math.min(count, Math.max(start + AT_LEAST, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
+      if (all || start !== list.start || end !== list.end) windows.push([list, start, end]);
     }
-    if (!grow.length) return;
-    // The columns' items are those of the last draw (any change since has drawn them
-    // again): only the cards that come next are made and appended.
-    for (const [status, limit] of grow) {
-      limits.set(status, limit);
-      const parts = sections.get(status);
-      const more = parts.items.slice(parts.list.childElementCount, limit).map(cardFor);
-      parts.list.append(...more);
-      offerRest(parts);
+    const placed = [];
+    for (const [list, start, end] of windows) {
+      const cards = list.items.slice(start, end).map(cardFor);
+      place(list.element, cards);
+      list.element.style.paddingTop = `${start * ROW}px`;
+      list.element.style.paddingBottom = `${(list.items.length - end) * ROW}px`;
+      Object.assign(list, { start, end });
+      placed.push([list, cards]);
     }
-    topUpSoon();
+    // Only now: a card that changed list has been moved out of its old one, not removed
+    // (which would have taken its focus).
+    for (const [list, cards] of placed) prune(list.element, cards);
   }
-  window.addEventListener("scroll", topUpSoon, { passive: true });
-  window.addEventListener("resize", topUpSoon, { passive: true });
+
+  let windowFrame = 0;
+  function drawWindowsSoon() {
+    if (!windowFrame) windowFrame = requestAnimationFrame(() => {
+      windowFrame = 0;
+      if (columns.isConnected) drawWindows(false);
+    });
+  }
+  window.addEventListener("scroll", drawWindowsSoon, { passive: true });
+  window.addEventListener("resize", drawWindowsSoon, { passive: true });
 
   async function fetchParents(items) {
     const missing = [...new Set(items.map((i) => i.parentId).filter((id) => id && !parents.has(id)))].slice(0, 20);
@@ -382,34 +444,52 @@ export async function renderBoard(root, { projectId }) {
         parents.set(id, (await api.get(`/tasks/${id}`)).data);
       } catch { /* a parent we may not read shows no link */ }
     }));
+    renderEpicOptions();
+    if (lanesBy === "epic") layout = "";
     renderColumns();
   }
 
   function renderAll() {
     renderHeader();
     renderToolbar();
-    limits.clear();
     renderColumns();
   }
 
   // Moving cards --------------------------------------------------------------------------
 
-  // Neighbours are read from the cards shown: with a filter on, a card dropped between two
-  // shown cards goes between them in the full order too.
-  function shownIn(status, without) {
-    return [...columns.querySelectorAll(`.column[data-status="${status}"] .card`)]
-      .filter((c) => c.dataset.id !== without)
-      .map((c) => store.items.get(c.dataset.id))
-      .filter(Boolean);
+  const listOf = (element) => [...lists.values()].find((list) => list.element === element.closest(".cards"));
+
+  /** Where `y` falls among `list`'s items other than `without`: the index to insert at. */
+  function dropIndex(list, y, without) {
+    const others = list.items.filter((i) => i.$id !== without);
+    const top = list.element.getBoundingClientRect().top;
+    // Before the first card whose middle is below `y`, counted over the whole list.
+    let index = Math.max(0, Math.min(list.items.length, Math.ceil((y - top - CARD_HEIGHT / 2) / ROW)));
+    const own = list.items.findIndex((i) => i.$id === without);
+    if (own !== -1 && own < index) index -= 1;
+    return { others, index };
   }
 
-  function moveCard(item, status, index) {
-    const others = shownIn(status, item.$id);
+  /**
+   * Move `item` to `index` among the other items of `list` (its status, and, with lanes, its
+   * epic or first assignee). Neighbours are the items the list shows: with a filter on, a card
+   * dropped between two shown cards goes between them in the full order too.
+   */
+  function moveCard(item, list, index) {
+    const others = list.items.filter((i) => i.$id !== item.$id);
     const position = positionBetween(others[index - 1], others[index], item.position);
-    if (status === item.status && position === item.position) return;
-    const entry = { $id: item.$id, position };
-    if (status !== item.status) entry.status = status;
-    moveItems([entry], `${item.key} moved to ${STATUS_LABELS[status]}`);
+    const entry = { $id: item.$id };
+    if (position !== item.position) entry.position = position;
+    if (list.status !== item.status) entry.status = list.status;
+    if (list.lane !== laneOf(item)) {
+      const to = list.lane === NONE ? null : list.lane;
+      if (lanesBy === "epic") entry.parentId = to;
+      else entry.assigneeIds = to ? [to, ...item.assigneeIds.filter((id) => id !== to)] : [];
+    }
+    if (Object.keys(entry).length === 1) return;
+    const where = list.status !== item.status ? ` to ${STATUS_LABELS[list.status]}` : "";
+    const lane = list.lane !== laneOf(item) ? `, ${laneTitle(list.lane)}` : "";
+    moveItems([entry], `${item.key} moved${where || (lane ? "" : " in its column")}${lane}`);
   }
 
   let dragId = null;
@@ -431,35 +511,33 @@ export async function renderBoard(root, { projectId }) {
     for (const marked of columns.querySelectorAll(".drop-before, .drop-end")) marked.classList.remove("drop-before", "drop-end");
   }
 
-  function dropIndex(list, y) {
-    const cards = [...list.querySelectorAll(".card")].filter((c) => c.dataset.id !== dragId);
-    const index = cards.findIndex((c) => {
-      const box = c.getBoundingClientRect();
-      return y < box.top + box.height / 2;
-    });
-    return { cards, index: index === -1 ? cards.length : index };
+  /** The list under a drag: the one pointed at, or a column's only (or first) one. */
+  function listAt(target) {
+    const element = target.closest(".cards") || target.closest(".column")?.querySelector(".cards");
+    return element ? listOf(element) : null;
   }
 
   columns.addEventListener("dragover", (event) => {
-    const column = event.target.closest(".column");
-    if (!column || !dragId) return;
+    const list = listAt(event.target);
+    if (!list || !dragId) return;
     event.preventDefault();
     event.dataTransfer.dropEffect = "move";
     clearMarks();
-    const list = column.querySelector(".cards");
-    const { cards, index } = dropIndex(list, event.clientY);
-    if (cards[index]) cards[index].classList.add("drop-before");
-    else list.classList.add("drop-end");
+    const { others, index } = dropIndex(list, event.clientY, dragId);
+    const next = others[index] && drawn.get(others[index].$id)?.element;
+    if (next && next.isConnected) next.classList.add("drop-before");
+    else list.element.classList.add("drop-end");
   });
 
   columns.addEventListener("drop", (event) => {
-    const column = event.target.closest(".column");
-    if (!column || !dragId) return;
+    const list = listAt(event.target);
+    if (!list || !dragId) return;
     event.preventDefault();
     const item = store.items.get(dragId);
-    const { index } = dropIndex(column.querySelector(".cards"), event.clientY);
+    const { index } = dropIndex(list, event.clientY, dragId);
     clearMarks();
-    if (item) moveCard(item, column.dataset.status, index);
+    dragId = null;
+    if (item) moveCard(item, list, index);
   });
 
   columns.addEventListener("click", (event) => {
@@ -467,14 +545,29 @@ export async function renderBoard(root, { projectId }) {
     if (element) openItemDrawer(element.dataset.key);
   });
 
+  /** Focus the card of `list`'s item at `index`, scrolling it into its window first. */
+  function focusAt(list, index) {
+    const item = list.items[index];
+    if (!item) return;
+    let element = drawn.get(item.$id)?.element;
+    if (!element || element.parentElement !== list.element) {
+      const top = list.element.getBoundingClientRect().top + index * ROW;
+      scrollBy(0, top - innerHeight / 2);
+      drawWindows(true);
+      element = drawn.get(item.$id)?.element;
+    }
+    element?.focus();
+  }
+
   columns.addEventListener("keydown", (event) => {
     const element = event.target.closest(".card");
     if (!element || event.ctrlKey || event.metaKey || event.altKey) return;
     const item = store.items.get(element.dataset.id);
-    if (!item) return;
-    const statusIndex = STATUSES.indexOf(item.status);
-    const visible = [...element.parentElement.querySelectorAll(".card")];
-    const index = visible.indexOf(element);
+    const list = listOf(element);
+    if (!item || !list) return;
+    const index = list.items.indexOf(item);
+    // The list beside this one, in the same lane, `step` columns over.
+    const beside = (step) => lists.get(`${list.lane} ${STATUSES[STATUSES.indexOf(list.status) + step]}`);
     const arrows = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -1, ArrowDown: 1 };
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
@@ -483,32 +576,20 @@ export async function renderBoard(root, { projectId }) {
       event.preventDefault();
       const step = arrows[event.key];
       if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
-        const target = STATUSES[statusIndex + step];
-        if (!target) return;
-        moveCard(item, target, Math.min(index, shownIn(target, item.$id).length));
-      } else {
-        const others = visible.filter((c) => c !== element).map((c) => store.items.get(c.dataset.id));
-        const to = index + step;
-        if (to < 0 || to > others.length) return;
-        const position = positionBetween(others[to - 1], others[to], item.position);
-        moveItems([{ $id: item.$id, position }], `${item.key} moved ${step < 0 ? "up" : "down"}`);
+        const target = beside(step);
+        if (target) moveCard(item, target, Math.min(index, target.items.length));
+      } else if (index + step >= 0 && index + step < list.items.length) {
+        moveCard(item, list, index + step);
       }
     } else if (event.key in arrows) {
       event.preventDefault();
       const step = arrows[event.key];
       if (event.key === "ArrowUp" || event.key === "ArrowDown") {
-        const next = visible[index + step];
-        if (next) next.focus();
+        focusAt(list, index + step);
       } else {
-        let column = element.closest(".column");
-        for (;;) {
-          column = step < 0 ? column.previousElementSibling : column.nextElementSibling;
-          if (!column) return;
-          const cards = column.querySelectorAll(".card");
-          if (cards.length) {
-            cards[Math.min(index, cards.length - 1)].focus();
-            return;
-          }
+        for (let n = step; beside(n); n += step) {
+          const target = beside(n);
+          if (target.items.length) return focusAt(target, Math.min(index, target.items.length - 1));
         }
       }
     }
@@ -602,8 +683,8 @@ export async function renderBoard(root, { projectId }) {
   return () => {
     unsubscribe();
     document.removeEventListener("keydown", onSlash);
-    window.removeEventListener("scroll", topUpSoon);
-    window.removeEventListener("resize", topUpSoon);
-    cancelAnimationFrame(topUpFrame);
+    window.removeEventListener("scroll", drawWindowsSoon);
+    window.removeEventListener("resize", drawWindowsSoon);
+    cancelAnimationFrame(windowFrame);
   };
 }
