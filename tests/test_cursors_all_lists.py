@@ -3,6 +3,8 @@ created or deleted between pages never make a page repeat or skip one that exist
 throughout, the last page's `nextCursor` is null, and a cursor sent with other filters (or
 to another list) is 400 `invalid_value` on `cursor`."""
 
+import base64
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -233,3 +235,40 @@ def test_offset_still_counts_from_the_start_or_the_cursor(listing: Listing, admi
         "GET", with_query(listing.path, f"limit=2&offset=1&cursor={page['nextCursor']}")
     )
     assert ids(after["documents"]) == order[4:6]
+
+
+def tampered(cursor: str, value: Any) -> str:
+    """`cursor` with each of its sort key values replaced by `value` (its own fingerprint kept,
+    as anyone can keep it: a cursor is not signed)."""
+    payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    made_for, position = payload
+    forged = json.dumps([made_for, [value for _ in position]]).encode()
+    return base64.urlsafe_b64encode(forged).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize("value", ["not a value", 12345, 1.5e308, True, "\u0000", [1], {"dt": "x"}])
+def test_a_tampered_cursor_is_refused_not_an_error(
+    listing: Listing, admin: Api, value: Any
+) -> None:
+    cursor = admin.ok("GET", with_query(listing.path, "limit=2"))["nextCursor"]
+    response = admin.get(with_query(listing.path, f"cursor={tampered(cursor, value)}"))
+    # Refused, or (where the database compares any value with any other) a page.
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        refused(response, "cursor", "invalid_value")
+
+
+@pytest.mark.parametrize("sort", ["position", "dueDate,-title", "-storyPoints,key", "updatedAt"])
+@pytest.mark.parametrize("value", ["not a value", 12345, True, "\u0000"])
+def test_a_tampered_work_item_cursor_is_refused_not_an_error(
+    admin: Api, sort: str, value: Any
+) -> None:
+    board = make_board(admin)
+    for _ in range(3):
+        board.task()
+    path = f"/tasks?workspaceId={board.workspace_id}&sort={sort}&limit=1"
+    cursor = admin.ok("GET", path)["nextCursor"]
+    response = admin.get(f"{path}&cursor={tampered(cursor, value)}")
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        refused(response, "cursor", "invalid_value")

@@ -141,6 +141,23 @@ class Window:
         return ListPage(items, total, self.next_cursor(last_keys))
 
 
+def fits(value: Any, kind: type, *, sqlite: bool = False) -> bool:
+    """Whether a cursor's value can stand for a sort key of `kind` (the Python type of its
+    column): a cursor is not signed, and one made by hand must be a 400, not a statement the
+    database (or a column's type) refuses. SQLite compares any plain value with any other."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return "\x00" not in value and (sqlite or kind is str)
+    if sqlite and isinstance(value, int | float):
+        return True
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+    return isinstance(value, kind)
+
+
 def _key(expression: SortKey) -> tuple[SortKey, bool]:
     """A sort expression as (the key, descending)."""
     if isinstance(expression, UnaryExpression) and expression.modifier is operators.desc_op:
@@ -148,10 +165,21 @@ def _key(expression: SortKey) -> tuple[SortKey, bool]:
     return expression, False
 
 
+def _kind(key: SortKey) -> type:
+    """The Python type of a sort key's values (`object`: any)."""
+    try:
+        kind: type = key.type.python_type
+    except NotImplementedError:
+        return object
+    return kind
+
+
 def _after(keys: list[tuple[SortKey, bool]], values: Any) -> ColumnElement[bool]:
     """Rows strictly after the one with these key values: equal on every earlier key and
     after on this one, for some key."""
     if not isinstance(values, list) or len(values) != len(keys):
+        raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
+    if not all(fits(value, _kind(key)) for (key, _), value in zip(keys, values, strict=True)):
         raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
     alternatives: list[ColumnElement[bool]] = []
     equal: list[ColumnElement[bool]] = []

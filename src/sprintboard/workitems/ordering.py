@@ -11,8 +11,10 @@ sorts first by "is empty" (always ascending), then by its value.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
+from sprintboard.cursors import fits
 from sprintboard.errors import InvalidRequest
 
 SORT_FIELDS = (
@@ -30,26 +32,31 @@ _PRIORITY_RANK = (
 )
 
 
-def _expressions(field: str, sqlite: bool) -> tuple[list[str], bool]:
-    """A field's SQL sort expressions, and whether it may be empty."""
+def _expressions(field: str, sqlite: bool) -> tuple[list[tuple[str, type]], bool]:
+    """A field's SQL sort expressions with the Python type PostgreSQL gives each, and whether
+    it may be empty."""
     if field == "key":  # the project's key, then the number, as numbers (PROJ-9 < PROJ-10)
-        return ["p.key", "wi.number"], False
+        return [("p.key", str), ("wi.number", int)], False
     if field == "title":  # case folded alike on both databases, then by code point
-        return (["unicode_lower(wi.title)"] if sqlite else ['LOWER(wi.title) COLLATE "C"']), False
-    column = {
-        "position": "wi.position",
-        "createdAt": "wi.created_at",
-        "updatedAt": "wi.updated_at",
-        "dueDate": "wi.due_date",
-        "priority": _PRIORITY_RANK,
-        "storyPoints": "wi.story_points",
+        return [
+            ("unicode_lower(wi.title)" if sqlite else 'LOWER(wi.title) COLLATE "C"', str)
+        ], False
+    column, kind = {
+        "position": ("wi.position", float),
+        "createdAt": ("wi.created_at", datetime),
+        "updatedAt": ("wi.updated_at", datetime),
+        "dueDate": ("wi.due_date", date),
+        "priority": (_PRIORITY_RANK, int),
+        "storyPoints": ("wi.story_points", float),
     }[field]
-    return [column], field in ("dueDate", "storyPoints")
+    return [(column, kind)], field in ("dueDate", "storyPoints")
 
 
 @dataclass(frozen=True)
 class SortKey:
     sql: str
+    kind: type
+    """What a cursor's value for this key must be (`cursors.fits`)."""
     descending: bool = False
 
 
@@ -65,14 +72,20 @@ class Order:
         row's."""
         return ", ".join(f"{k.sql} AS {name}" for k, name in zip(self.keys, names, strict=True))
 
-    def after(self, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    def after(self, values: Sequence[Any], *, sqlite: bool) -> tuple[str, dict[str, Any]]:
         """The condition "strictly after the row with these key values", and its parameters.
 
         Row by row: equal on every earlier key and after on this one. A key whose value was
         empty (NULL) has nothing after it among the empties (the "is empty" key before it has
         put the non-empty ones first).
         """
-        if not isinstance(values, list | tuple) or len(values) != len(self.keys):
+        if (
+            not isinstance(values, list | tuple)
+            or len(values) != len(self.keys)
+            or not all(
+                fits(v, k.kind, sqlite=sqlite) for v, k in zip(values, self.keys, strict=True)
+            )
+        ):
             raise InvalidRequest("cursor", "invalid_value", "cursor: not a cursor of this list.")
         params = {f"after{i}": value for i, value in enumerate(values)}
         alternatives: list[str] = []
@@ -107,8 +120,8 @@ def parse_sort(sort: str | None, *, sqlite: bool) -> Order:
     keys: list[SortKey] = []
     for field, descending in requested:
         expressions, nullable = _expressions(field, sqlite)
-        if nullable:
-            keys.append(SortKey(f"({expressions[0]} IS NULL)"))  # empties last, both ways
-        keys.extend(SortKey(sql, descending) for sql in expressions)
-    keys.append(SortKey("wi.id"))
+        if nullable:  # empties last, both ways
+            keys.append(SortKey(f"({expressions[0][0]} IS NULL)", bool))
+        keys.extend(SortKey(sql, kind, descending) for sql, kind in expressions)
+    keys.append(SortKey("wi.id", str))
     return Order(tuple(keys))

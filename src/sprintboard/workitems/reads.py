@@ -625,7 +625,7 @@ _TIME_LOG_COLUMNS = (
 )
 _TIME_LOGS = f"SELECT {', '.join(_TIME_LOG_COLUMNS)} FROM time_logs"
 _TIME_LOG_ROW = Columns(_TIME_LOG_COLUMNS)
-_BY_CREATION = Order((SortKey("created_at"), SortKey("id")))
+_BY_CREATION = Order((SortKey("created_at", datetime), SortKey("id", str)))
 
 
 def read_comments(
@@ -674,7 +674,11 @@ def _page_of(
 ) -> tuple[list[dict[str, Any]], int, str | None]:
     """A page of a work item's comments or time logs, their total (counted only when the
     page does not already show it), and the next page's cursor."""
-    after, params = ("1 = 1", {}) if window.after is None else _BY_CREATION.after(window.after)
+    after, params = (
+        ("1 = 1", {})
+        if window.after is None
+        else _BY_CREATION.after(window.after, sqlite=db.codec.sqlite)
+    )
     rows, columns = db.fetch(
         f"{select} WHERE work_item_id = :id AND {after} ORDER BY {_BY_CREATION.order_by()}"
         " LIMIT :limit OFFSET :offset",
@@ -812,7 +816,7 @@ def list_items(
     total_sql = _total_query(filters, source, where)
     page_where = where
     if after is not None:
-        resume, resume_params = order.after(after)
+        resume, resume_params = order.after(after, sqlite=db.codec.sqlite)
         page_where, params = f"{where} AND {resume}", {**params, **resume_params}
     # The sort keys and the total ride along as named columns (the total computed once): one
     # statement, not two; one row more than the page says whether another page follows.
