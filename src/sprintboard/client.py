@@ -128,17 +128,17 @@ class Client:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def pages(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[Json]:
-        """Every record of a list, page after page (500 at a time)."""
-        query = dict(params or {})
-        query["limit"] = 500
-        offset = 0
+        """Every record of a list, page after page (500 at a time unless `params` says a
+        `limit`), each page from the last
+        one's `nextCursor`: records created or deleted meanwhile never make one repeat or
+        be skipped."""
+        query = {"limit": 500, **(params or {})}
         while True:
-            page = self.request("GET", path, params={**query, "offset": offset})
-            documents: list[Json] = page["documents"]
-            yield from documents
-            offset += len(documents)
-            if not documents or offset >= page["total"]:
+            page = self.request("GET", path, params=query)
+            yield from page["documents"]
+            if page.get("nextCursor") is None:
                 return
+            query["cursor"] = page["nextCursor"]
 
     # Identity and structure.
 
