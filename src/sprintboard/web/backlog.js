@@ -8,6 +8,9 @@ import { openItemDrawer } from "./item.js";
 import { formatDate, formatPoints, h, openDialog, points, priorityBadge, say, STATUS_LABELS, typeBadge, fill } from "./ui.js";
 
 const PAGE = 50;
+// Rows drawn a frame, when a list grows by more (a page read): laying out a page of rows at
+// once is a long task, a slice of them a frame is not.
+const SLICE = 10;
 const BACKLOG = "none";
 
 export async function renderBacklog(root, { projectId }) {
@@ -118,7 +121,12 @@ export async function renderBacklog(root, { projectId }) {
     parts.rows.setAttribute("aria-label", title);
     parts.counts.textContent = `${Math.max(page.total, items.length)} items · ${formatPoints(sum)} pts shown`;
     fill(parts.extra, extra);
-    reconcile(parts.rows, items.length ? items.map(rowFor) : [parts.empty]);
+    // A list drawn before grows a slice a frame; a new one is drawn whole (nothing to keep smooth).
+    const grown = parts.shown === undefined ? items.length : parts.shown + SLICE;
+    parts.shown = Math.min(items.length, grown);
+    if (parts.shown < items.length) renderSoon();
+    const shown = items.slice(0, parts.shown);
+    reconcile(parts.rows, shown.length ? shown.map(rowFor) : [parts.empty]);
     parts.more.hidden = more <= 0;
     parts.more.textContent = more > 0 ? `Show ${Math.min(PAGE, more)} more (${more} not shown)` : "";
     return parts.section;
@@ -155,6 +163,11 @@ export async function renderBacklog(root, { projectId }) {
   function focusCreate() {
     const input = document.getElementById("create-title");
     if (input) input.focus();
+  }
+
+  let renderFrame = 0;
+  function renderSoon() {
+    if (!renderFrame) renderFrame = requestAnimationFrame(() => { renderFrame = 0; if (lists.isConnected) render(); });
   }
 
   function render() {
@@ -358,5 +371,6 @@ export async function renderBacklog(root, { projectId }) {
   return () => {
     unsubscribe();
     document.removeEventListener("keydown", onKey);
+    cancelAnimationFrame(renderFrame);
   };
 }
