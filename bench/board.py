@@ -4,7 +4,9 @@ measured in Debian's Chromium driven by Playwright (never `playwright install`).
 - **interactive**: navigation start to the `board:interactive` (`backlog:interactive`) mark
   the page sets once its columns (lists) are in the DOM and their handlers attached (p50).
 - **scroll**: long tasks (PerformanceObserver `longtask`, 50 ms or more) while a script
-  scrolls the board to its end, then the backlog, reading its next pages on the way.
+  scrolls the board to its end, then the backlog, reading its next pages on the way; and,
+  from a Chromium trace, the CPU time of the longest task (on a busy machine a task's wall
+  time is stretched by the other processes, its CPU time is not).
 - **drag**: a card dragged to another column; from the `drop` event to the card in its new
   column and a frame drawn (p50), and the `POST /tasks/bulk-update` it sends, request start
   to response end as the page's resource timing has it (p50).
@@ -16,14 +18,17 @@ measured in Debian's Chromium driven by Playwright (never `playwright install`).
 import os
 import statistics
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from time import perf_counter, time
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import orjson
 from sqlalchemy import case, update
 
 from bench.api import API, Api
@@ -144,6 +149,23 @@ def seed_wall(api: Api, database_url: str, seeded: Seeded) -> Wall:
     return Wall(project["$id"], ws, sprint, keys)
 
 
+def _main_thread_task_cpu(trace: Any) -> list[float]:
+    """The CPU (thread) time in ms of each task of the renderer's main thread in a trace."""
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    main = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "thread_name"
+        and e["args"].get("name") == "CrRendererMain"
+    }
+    return [
+        e.get("tdur", 0) / 1000
+        for e in events
+        if e.get("name") == "RunTask" and e.get("ph") == "X" and (e["pid"], e["tid"]) in main
+    ]
+
+
 def _p(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -237,23 +259,44 @@ class BoardBench:
         )
         return tasks
 
-    def scroll_row(self, name: str, tasks: list[float], what: str) -> None:
-        self.row(
-            name,
-            float(len(tasks)),
-            "long tasks",
-            f"{what}; longest {max(tasks):.0f} ms" if tasks else what,
-        )
+    def scroll_row(self, name: str, tasks: list[float], cpu: list[float], what: str) -> None:
+        """`tasks`: the long tasks' wall times; `cpu`: every task's CPU time (the trace's
+        thread time), which other processes on the machine do not stretch."""
+        what += f"; longest {max(tasks):.0f} ms" if tasks else ""
+        over = sum(c >= 50 for c in cpu)
+        what += f"; longest task's CPU {max(cpu, default=0):.0f} ms, {over} of 50 ms or more"
+        self.row(name, float(len(tasks)), "long tasks", what)
+
+    @contextmanager
+    def cpu_of_tasks(self, page: Any) -> Iterator[list[float]]:
+        """The CPU time of each task the page's main thread ran meanwhile (ms), from a
+        Chromium trace: what a long task would be on an idle machine."""
+        times: list[float] = []
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "trace.json"
+            browser = page.context.browser
+            browser.start_tracing(
+                page=page,
+                path=str(path),
+                categories=["devtools.timeline", "disabled-by-default-devtools.timeline"],
+            )
+            try:
+                yield times
+            finally:
+                browser.stop_tracing()
+            times += _main_thread_task_cpu(orjson.loads(path.read_bytes()))
 
     def scroll_board(self, page: Any, path: str) -> None:
         page.goto(path)
         page.wait_for_function("performance.getEntriesByName('board:interactive').length > 0")
         page.wait_for_timeout(300)
         page.evaluate("__bench.observeLongTasks()")
-        height = page.evaluate(SCROLL, [".cards", 200])
+        with self.cpu_of_tasks(page) as cpu:
+            height = page.evaluate(SCROLL, [".cards", 200])
         self.scroll_row(
             "board of 1,000: scroll",
             self.longtasks(page),
+            cpu,
             f"200 px a frame through {height:,} px",
         )
 
@@ -264,7 +307,17 @@ class BoardBench:
         page.wait_for_timeout(300)
         page.evaluate("__bench.observeLongTasks()")
         pages = 4 if self.quick else 10
-        rows = 0
+        with self.cpu_of_tasks(page) as cpu:
+            self.scroll_backlog_pages(page, pages)
+        rows = page.locator('.rows[data-list="none"] .row').count()
+        self.scroll_row(
+            "backlog of 10,000: scroll",
+            self.longtasks(page),
+            cpu,
+            f"200 px a frame, reading {pages} more pages on the way ({rows} rows)",
+        )
+
+    def scroll_backlog_pages(self, page: Any, pages: int) -> None:
         for _ in range(pages):
             page.evaluate(SCROLL, [".rows", 200])
             more = page.locator(".backlog-list[data-list=none] button.more")
@@ -276,12 +329,6 @@ class BoardBench:
                 f"document.querySelectorAll('.rows[data-list=\"none\"] .row').length > {before}"
             )
         page.evaluate(SCROLL, [".rows", 200])
-        rows = page.locator('.rows[data-list="none"] .row').count()
-        self.scroll_row(
-            "backlog of 10,000: scroll",
-            self.longtasks(page),
-            f"200 px a frame, reading {pages} more pages on the way ({rows} rows)",
-        )
 
     def drags(self, page: Any, path: str, wall: Wall) -> None:
         page.goto(path)
