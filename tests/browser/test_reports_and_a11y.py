@@ -93,6 +93,9 @@ def test_no_serious_accessibility_violations(page: Page, board: Board, admin_key
     open_signed_in(page, admin_key, f"/projects/{board.project['$id']}/board")
     expect(page.locator(".card")).to_have_count(4)
     assert serious_violations(page) == []
+    page.locator("select[name=lanes]").select_option("assignee")
+    expect(page.locator(".lane-title")).to_have_count(2)
+    assert serious_violations(page) == []
     page.locator(f'[data-key="{board.items["Set up CI"]["key"]}"]').click()
     expect(page.get_by_role("dialog").get_by_label("Title")).to_be_visible()
     assert serious_violations(page) == []
