@@ -7,14 +7,14 @@ from starlette.responses import Response
 from sprintboard.access import (
     Permission,
     access_comment,
-    access_project,
+    access_list_scope,
     access_relation,
     access_work_item,
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.errors import InvalidRequest, PayloadTooLarge
+from sprintboard.errors import PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
@@ -62,14 +62,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     `priority` (comma-separated) take only their listed values; a `cursor` continues only the
     list with the same filters and order that made it.
     """
-    workspace_id = query.workspace_id
-    if workspace_id is None:
-        if query.project_id is None:
-            raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
-        project, _ = access_project(session, caller, query.project_id)
-        workspace_id = project.workspace_id
-    else:
-        access_workspace_id(session, caller, workspace_id)
+    workspace_id, _ = access_list_scope(
+        session, caller, workspace_id=query.workspace_id, project_id=query.project_id
+    )
     filters = reads.TaskFilters(
         project_id=query.project_id,
         sprint_id=query.sprint_id,

@@ -33,6 +33,7 @@ from sprintboard.models import (
     utcnow,
 )
 from sprintboard.responses import iso
+from sprintboard.sprints import store as sprint_store
 from sprintboard.sql import Codec, Raw, in_list, raw
 from sprintboard.workitems import hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
@@ -564,7 +565,7 @@ def _bulk_move(
 ) -> list[dict[str, Any]]:
     """Board moves: every entry checked, then all applied in one `store.change_items`."""
     targets = [e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id]
-    sprints = store.open_sprints(session, access.workspace_id, targets)
+    sprints = sprint_store.open_sprints(session, access.workspace_id, targets)
     changes = []
     for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
         record, sent = records[item_id], entry.model_fields_set
@@ -770,7 +771,7 @@ def check_sprint(
     locked for share; None for none."""
     if sprint_id is None:
         return None
-    sprints = store.open_sprints(session, workspace_id, [sprint_id])
+    sprints = sprint_store.open_sprints(session, workspace_id, [sprint_id])
     store.check_open_sprint(sprints.get(sprint_id), project_id)
     return sprint_id
 
