@@ -77,24 +77,15 @@ def list_sprints(
     if project is not None and sent_workspace_id not in (None, project.workspace_id):
         raise InvalidRequest("workspaceId", "invalid_value", "workspaceId: not the project's.")
     project_id = project.id if project is not None else None
-    return _page(session, workspace_id, project_id, statuses, window)
-
-
-def _page(
-    session: Session,
-    workspace_id: str,
-    project_id: str | None,
-    statuses: Sequence[str],
-    window: Window,
-) -> ListPage:
-    pairs, total, next_cursor = sprint_store.page(
-        session,
-        workspace_id=workspace_id,
-        project_id=project_id,
-        statuses=statuses,
-        window=window,
+    page = sprint_store.page(
+        session, workspace_id=workspace_id, project_id=project_id, statuses=statuses, window=window
     )
-    return ListPage([with_figures(*pair) for pair in pairs], total, next_cursor)
+    return _documents(page)
+
+
+def _documents(page: ListPage) -> ListPage:
+    """A page of `sprint_store.page` as the API shows it."""
+    return page._replace(items=[with_figures(*pair) for pair in page.items])
 
 
 def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCreate) -> Sprint:
@@ -291,9 +282,11 @@ def reorder_sprints(
             _record(session, sprint, "sprint.updated", access.caller, changes=changes)
     (project_id,) = projects
     session.flush()
-    documents, total, _ = _page(
-        session, access.workspace_id, project_id, (), SprintQuery(limit=500).window()
+    window = SprintQuery(limit=500).window()
+    page = sprint_store.page(
+        session, workspace_id=access.workspace_id, project_id=project_id, statuses=(), window=window
     )
+    documents, total, _ = _documents(page)
     return documents, total
 
 
