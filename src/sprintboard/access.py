@@ -422,10 +422,10 @@ def access_sprints(
     ).where(Sprint.id.in_(ids))
     # (In `$id` order: two reorders lock their sprints in the same order, never in a ring.)
     rows = session.execute(for_change(session, query.order_by(Sprint.id), Sprint)).all()
-    sprints = {sprint.id: sprint for sprint, _ in rows}
+    sprints = {row.Sprint.id: row.Sprint for row in rows}
     if len(sprints) != len(ids):
         raise NotFound("Sprint")
-    workspaces = {sprint.workspace_id: role for sprint, role in rows}
+    workspaces = {row.Sprint.workspace_id: row.role for row in rows}
     if len(workspaces) > 1:
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
     ((workspace_id, role),) = workspaces.items()
