@@ -158,8 +158,7 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     Rules the document cannot state: `tasks` names each work item once.
     """
     refs = [entry.ref for entry in body.tasks]
-    moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
-    records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=moving_to)
+    records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=body.moving_to)
     access.require(Permission.WORK_ITEM_WRITE)
     updated = service.bulk_update(
         session, access=access, records=records, ids=ids, entries=body.tasks
@@ -195,9 +194,13 @@ async def update_task(
     if_match: IfMatch = None,
 ) -> Response:
     """Partial update; `null` clears an optional field. Notifies assignees and admins."""
-    moving_to = [body.sprint_id] if body.sprint_id is not None else []
     item = reads.read_visible_item(
-        session, caller, ref, workspace_id=query.workspace_id, for_change=True, moving_to=moving_to
+        session,
+        caller,
+        ref,
+        workspace_id=query.workspace_id,
+        for_change=True,
+        moving_to=body.moving_to,
     )
     item.access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.record["$id"], item.version)
