@@ -95,8 +95,9 @@ def _create(*, active_sprint: bool) -> str:
     """PostgreSQL, an item without a parent: the counter's bump (`_next_number`), the insert
     and the assignees' check in one statement, one round trip, after which the counter is
     held only for the events and the commit. Answers the counter's row and the assignees
-    found (`assignees_`: `[[$id, name, email]]`, JSON); none if there is no such project (nothing is
-    inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts."""
+    found (`assignees_`: `[[$id, name, email]]`, JSON); none if there is no such project
+    (nothing is inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts.
+    """
     with_sprint, update = _next_number("postgresql", active_sprint=active_sprint)
     sprint = "coalesce(CAST(:sprint_id AS text), c.sprint_id)"
     values = {
@@ -574,7 +575,7 @@ def _bulk_move(
     entries: Sequence[BulkEntry],
 ) -> list[dict[str, Any]]:
     """Board moves: every entry checked, then all applied in one `store.change_items`."""
-    targets = [e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id]
+    targets = [sprint_id for entry in entries for sprint_id in entry.moving_to]
     sprints = sprint_store.open_sprints(session, access.workspace_id, targets)
     changes = []
     for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
