@@ -240,6 +240,28 @@ def access_project(
     return _access_one(session, caller, Project, "Project", Project.id == project_id)
 
 
+def access_list_scope(
+    session: Session,
+    caller: Caller,
+    *,
+    workspace_id: str | None,
+    project_id: str | None,
+    project_first: bool = False,
+) -> tuple[str, Project | None]:
+    """What a list that takes `workspaceId` or `projectId` reads (one of them is required,
+    else 400): the workspace, and the project when it is looked up. `workspaceId` names the
+    workspace when sent (a `projectId` then only narrows the list), unless `project_first`:
+    then a sent `projectId` is looked up (404 if not visible) and names it.
+    """
+    if project_id is not None and (project_first or workspace_id is None):
+        project, _ = access_project(session, caller, project_id)
+        return project.workspace_id, project
+    if workspace_id is None:
+        raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
+    access_workspace_id(session, caller, workspace_id)
+    return workspace_id, None
+
+
 def access_project_for_delete(
     session: Session, caller: Caller, project_id: str
 ) -> tuple[Project, WorkspaceAccess]:
@@ -391,16 +413,19 @@ def access_notification(session: Session, caller: Caller, notification_id: str) 
 def access_sprints(
     session: Session, caller: Caller, ids: list[str]
 ) -> tuple[dict[str, Sprint], WorkspaceAccess]:
-    """Several sprints by `$id`, all in one workspace; any the caller cannot see is 404."""
+    """Several sprints by `$id`, each named once (else 400), all in one workspace, locked for
+    a change; any the caller cannot see is 404."""
+    if len(set(ids)) != len(ids):
+        raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")
     query = _membership_join(
         select(Sprint, WorkspaceMember.role), caller, Sprint.workspace_id
     ).where(Sprint.id.in_(ids))
     # (In `$id` order: two reorders lock their sprints in the same order, never in a ring.)
     rows = session.execute(for_change(session, query.order_by(Sprint.id), Sprint)).all()
-    sprints = {sprint.id: sprint for sprint, _ in rows}
-    if len(sprints) != len(set(ids)):
+    sprints = {row.Sprint.id: row.Sprint for row in rows}
+    if len(sprints) != len(ids):
         raise NotFound("Sprint")
-    workspaces = {sprint.workspace_id: role for sprint, role in rows}
+    workspaces = {row.Sprint.workspace_id: row.role for row in rows}
     if len(workspaces) > 1:
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
     ((workspace_id, role),) = workspaces.items()

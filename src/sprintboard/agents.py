@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sprintboard import __version__
 from sprintboard.client import ApiError, Client, Json
+from sprintboard.credentials import bearer_of
 
 ClientFor = Callable[[Context], AbstractContextManager[Client]]
 """The client a tool call acts with: the one key of a stdio server, or the HTTP caller's."""
@@ -291,8 +292,7 @@ class HttpTools:
     def _client_for(self, ctx: Context) -> Client:
         request = getattr(ctx.request_context, "request", None)
         headers = ctx.headers or {}
-        authorization = headers.get("authorization", "")
-        key = authorization.removeprefix("Bearer ").strip()
+        key = bearer_of(headers.get("authorization", "")) or ""
         transport = _InProcess(self._asgi(request if isinstance(request, Request) else None))
         return Client("http://sprintboard.internal", key, transport=transport)
 

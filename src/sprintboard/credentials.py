@@ -21,6 +21,8 @@ def new_secret() -> str:
 
 
 def hash_secret(secret: str) -> str:
+    """How a secret is stored and looked up: an API key's, and a browser session's token
+    (`identity.sessions`), which carries 256 random bits too."""
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
@@ -34,7 +36,13 @@ def bearer_secret(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     credential; None for no header, another scheme, or an empty secret."""
     for name, value in headers:
         if name == b"authorization":
-            scheme, _, secret = value.decode("latin-1").strip().partition(" ")
-            secret = secret.strip()
-            return secret if scheme.lower() == "bearer" and secret else None
+            return bearer_of(value.decode("latin-1"))
     return None
+
+
+def bearer_of(authorization: str) -> str | None:
+    """The secret of an `Authorization` header's value, if it is a bearer credential (the
+    scheme in any case); None for another scheme or an empty secret."""
+    scheme, _, secret = authorization.strip().partition(" ")
+    secret = secret.strip()
+    return secret if scheme.lower() == "bearer" and secret else None

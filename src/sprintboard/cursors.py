@@ -121,13 +121,15 @@ class Window:
         """This page of `query` in `order` (columns, `.desc()` for descending, the last one
         unique), how many rows `query` has (or `count` says, a cheaper query of the same
         number), and the next page's cursor. Items are single entities or, for a query of
-        several columns, tuples. A nullable key needs an `IS NULL` key before it: "after" a
-        row whose key is NULL means equal on it.
+        several columns, its rows, read by name (`row.Sprint`, `row.item_count`: label the
+        columns; the sort keys ride along after them as `sort0_`...). A nullable key needs an
+        `IS NULL` key before it: "after" a row whose key is NULL means equal on it.
         """
         keys = [_key(expression) for expression in order]
         paged = query if self.after is None else query.where(_after(keys, self.after))
         width = len(paged.column_descriptions)  # (entities and columns, as rows hold them)
-        paged = paged.add_columns(*(key for key, _ in keys)).order_by(*order)
+        sort_keys = [key.label(f"sort{i}_") for i, (key, _) in enumerate(keys)]
+        paged = paged.add_columns(*sort_keys).order_by(*order)
         rows = session.execute(paged.limit(self.limit + 1).offset(self.offset)).all()
         if self.after is None and self.offset == 0 and len(rows) <= self.limit:
             total = len(rows)  # (a first page that shows everything counts it)
@@ -136,7 +138,7 @@ class Window:
                 count = select(func.count()).select_from(query.subquery())
             total = session.scalar(count) or 0
         shown = rows[: self.limit]
-        items = [row[0] if width == 1 else tuple(row[:width]) for row in shown]
+        items = [row[0] if width == 1 else row for row in shown]
         last_keys = shown[-1][width:] if len(rows) > self.limit else None
         return ListPage(items, total, self.next_cursor(last_keys))
 

@@ -474,7 +474,7 @@ def authenticator_of(request: Request) -> Callable[[Session], Caller]:
     if caller.session_id is not None and authorization is None:
         token = request.cookies[sessions.COOKIE]
         return lambda session: sessions.authenticate_session(session, token)
-    secret = (authorization or "").partition(" ")[2].strip()
+    secret = bearer_secret(request.scope["headers"]) or ""
     return lambda session: authenticate(session, secret)
 
 

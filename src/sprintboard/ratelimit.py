@@ -210,7 +210,7 @@ class KeyOwners:
         user's budget as keys do."""
         if not sessions.well_formed(token):
             return None
-        digest = "session:" + sessions.hash_token(token)
+        digest = "session:" + hash_secret(token)
         owner = self._owners.get(digest)
         if owner is None:
             database: Database = scope["app"].state.database
@@ -226,7 +226,7 @@ class KeyOwners:
         self._owners.pop(hash_secret(secret), None)
 
     def forget_session(self, token: str) -> None:
-        self._owners.pop("session:" + sessions.hash_token(token), None)
+        self._owners.pop("session:" + hash_secret(token), None)
 
 
 def _usable_key(database: Database, digest: str) -> tuple[str, str] | None:

@@ -42,18 +42,18 @@ def item_activity(session: Session, *, work_item_id: str, window: Window) -> Lis
     """One work item's history, oldest first, each event with its actor embedded."""
     rows, total, next_cursor = window.page(
         session,
-        select(Event, User.id, User.name, User.email)
+        select(Event, *_ACTOR)
         .outerjoin(User, User.id == Event.actor_id)
         .where(Event.subject_id == work_item_id),
         Event.seq,
     )
     activity = [
         {
-            **event_json(event),
-            "actor": None if user_id is None else {"$id": user_id, "name": name, "email": email},
-            "changes": event.payload.get("changes"),
+            **event_json(row.Event),
+            "actor": _actor(row),
+            "changes": row.Event.payload.get("changes"),
         }
-        for event, user_id, name, email in rows
+        for row in rows
     ]
     return ListPage(activity, total, next_cursor)
 
@@ -70,3 +70,13 @@ def event_json(event: Event) -> dict[str, Any]:
         "$createdAt": created,
         "$updatedAt": created,
     }
+
+
+_ACTOR = (User.id.label("actor_id"), User.name.label("actor_name"), User.email.label("actor_email"))
+"""An event's actor, as `_actor` reads it."""
+
+
+def _actor(row: Any) -> dict[str, Any] | None:
+    if row.actor_id is None:
+        return None
+    return {"$id": row.actor_id, "name": row.actor_name, "email": row.actor_email}

@@ -89,11 +89,11 @@ class StreamHub:
 def _newest_events(database: Database, workspace_ids: list[str]) -> dict[str, int]:
     with _reading(database) as session:
         rows = session.execute(
-            select(Event.workspace_id, func.max(Event.seq))
+            select(Event.workspace_id, func.max(Event.seq).label("newest"))
             .where(Event.workspace_id.in_(workspace_ids))
             .group_by(Event.workspace_id)
         ).all()
-    return {workspace_id: int(seq) for workspace_id, seq in rows}
+    return {row.workspace_id: int(row.newest) for row in rows}
 
 
 def newest_seq(session: Session, workspace_id: str) -> int:

@@ -6,7 +6,6 @@ key (permissions, workspace restriction) and ends with it: when the key is revok
 expires, after `IDLE_TIMEOUT` without use, or when signed out.
 """
 
-import hashlib
 import hmac
 import re
 import secrets
@@ -18,6 +17,7 @@ from sqlalchemy.orm import Session
 from starlette.requests import Request
 
 from sprintboard.access import Caller
+from sprintboard.credentials import hash_secret
 from sprintboard.errors import CrossSiteRefused, NotFound, Unauthenticated
 from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate, key_caller
 from sprintboard.models import ApiKey, BrowserSession, User, utcnow
@@ -29,11 +29,6 @@ TOKEN_PREFIX = "sbs_"
 _TOKEN = re.compile(r"^sbs_[A-Za-z0-9_-]{43}$")
 
 
-def hash_token(token: str) -> str:
-    """SHA-256: the token carries 256 random bits, so there is nothing to brute-force."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str, Caller]:
     """A new session for the key `secret` (401 if it does not authenticate), its token (for
     the cookie only) and the caller it acts as. Sessions idle for too long are purged here."""
@@ -42,7 +37,7 @@ def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str,
     session.execute(delete(BrowserSession).where(BrowserSession.last_used_at < now - IDLE_TIMEOUT))
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     browser_session = BrowserSession(
-        token_hash=hash_token(token),
+        token_hash=hash_secret(token),
         api_key_id=caller.key_id,
         user_id=caller.user_id,
         created_at=now,
@@ -99,7 +94,7 @@ def authenticate_session(session: Session, token: str) -> Caller:
     whose key was revoked or has expired). Runs on every browser request, hence plain SQL."""
     if not well_formed(token):
         raise Unauthenticated("The browser session is not valid; sign in again.")
-    token_hash = hash_token(token)
+    token_hash = hash_secret(token)
     db = raw(session)
     row, columns = db.fetch_one(_AUTHENTICATE, {"token_hash": token_hash})
     invalid = "The browser session is not valid; sign in again."

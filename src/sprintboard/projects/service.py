@@ -11,8 +11,9 @@ from sprintboard.access import Caller, lock_workspace
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict
 from sprintboard.events import service as events
-from sprintboard.models import Project, Sprint, touched
+from sprintboard.models import Project, touched
 from sprintboard.sprints import history as sprint_history
+from sprintboard.sprints import store as sprint_store
 from sprintboard.sprints.schemas import sprint_json
 from sprintboard.sql import raw
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
@@ -112,9 +113,7 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
         {"project_id": project.id, "project_name": None, "project_key": None},
     )
     items = sorted((item_from_row(row) for row in rows), key=_key_number)
-    sprints = session.scalars(
-        select(Sprint).where(Sprint.project_id == project.id).order_by(Sprint.position, Sprint.id)
-    ).all()
+    sprints = sprint_store.of_project(session, project.id)
     gone = [("task.deleted", item["$id"], {"workItem": event_form(item)}) for item in items]
     gone += [("sprint.deleted", sprint.id, {"sprint": sprint_json(sprint)}) for sprint in sprints]
     events.record_many(

@@ -5,6 +5,7 @@ from starlette.responses import Response
 
 from sprintboard.access import (
     Permission,
+    access_list_scope,
     access_project,
     access_sprint,
     access_sprints,
@@ -12,7 +13,6 @@ from sprintboard.access import (
 )
 from sprintboard.concurrency import IfMatch, check_if_match
 from sprintboard.deps import CallerDep, SessionDep, api_router
-from sprintboard.errors import InvalidRequest
 from sprintboard.models import Sprint
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
@@ -58,20 +58,18 @@ async def list_sprints(query: SprintQuery, session: SessionDep, caller: CallerDe
     the project must be in that workspace); `status` (comma-separated) takes only PLANNED,
     ACTIVE and COMPLETED.
     """
-    workspace_id, project_id = query.workspace_id, query.project_id
-    if project_id is not None:
-        project, _ = access_project(session, caller, project_id)
-        if workspace_id not in (None, project.workspace_id):
-            raise InvalidRequest("workspaceId", "invalid_value", "workspaceId: not the project's.")
-        workspace_id = project.workspace_id
-    elif workspace_id is not None:
-        access_workspace_id(session, caller, workspace_id)
-    else:
-        raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
+    workspace_id, project = access_list_scope(
+        session,
+        caller,
+        workspace_id=query.workspace_id,
+        project_id=query.project_id,
+        project_first=True,
+    )
     sprints, total, next_cursor = service.list_sprints(
         session,
         workspace_id=workspace_id,
-        project_id=project_id,
+        project=project,
+        sent_workspace_id=query.workspace_id,
         statuses=query.listed("status", get_args(SprintStatus)),
         window=query.window(),
     )
@@ -103,13 +101,10 @@ async def reorder_sprints(body: SprintReorder, session: SessionDep, caller: Call
 
     Rules the document cannot state: `sprints` names each sprint once, all of one project.
     """
-    positions = {entry.id: entry.position for entry in body.sprints}
-    if len(positions) != len(body.sprints):
-        raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")
-    sprints, access = access_sprints(session, caller, list(positions))
+    sprints, access = access_sprints(session, caller, [entry.id for entry in body.sprints])
     access.require(Permission.SPRINT_CREATE)
     documents, total = service.reorder_sprints(
-        session, access=access, sprints=sprints, positions=positions
+        session, access=access, sprints=sprints, entries=body.sprints
     )
     return many(documents, total)
 

@@ -6,20 +6,21 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, Permission, WorkspaceAccess, for_change
+from sprintboard.access import Caller, Permission, WorkspaceAccess
 from sprintboard.concurrency import etag
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, InvalidRequest
 from sprintboard.events import service as events
-from sprintboard.models import Project, Sprint, WorkItem, new_id, utcnow
+from sprintboard.models import Project, Sprint, utcnow
 from sprintboard.responses import iso
 from sprintboard.sprints import history, reports
+from sprintboard.sprints import store as sprint_store
 from sprintboard.sprints.schemas import (
     MoveToSprint,
+    ReorderEntry,
     SprintComplete,
     SprintCreate,
     SprintQuery,
@@ -37,34 +38,14 @@ API_FIELDS = {
     "position": "position",
 }
 
-Figures = tuple[int, float, float]
-NO_FIGURES: Figures = (0, 0, 0)
 
-
-def _figure_columns() -> tuple[Any, Any, Any]:
-    """A sprint's figures, named as `_figures` reads them."""
-    points = func.coalesce(WorkItem.story_points, 0)
-    return (
-        func.count(WorkItem.id).label("item_count"),
-        func.coalesce(func.sum(points), 0).label("total_points"),
-        func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0).label(
-            "completed_points"
-        ),
-    )
-
-
-def _figures(row: Any) -> Figures:
-    """The figures in a row with `_figure_columns`."""
-    return int(row.item_count), row.total_points, row.completed_points
-
-
-def with_figures(sprint: Sprint, figures: Figures) -> dict[str, Any]:
-    count, total, completed = figures
+def with_figures(sprint: Sprint, figures: sprint_store.Figures) -> dict[str, Any]:
+    """A sprint as the API shows it, with its figures."""
     return {
         **sprint_json(sprint),
-        "workItemCount": int(count),
-        "totalPoints": reports.number(total),
-        "completedPoints": reports.number(completed),
+        "workItemCount": figures.item_count,
+        "totalPoints": reports.number(figures.total_points),
+        "completedPoints": reports.number(figures.completed_points),
     }
 
 
@@ -74,7 +55,7 @@ def sprint_record(
     """A sprint as the API shows it, with its figures (and its work items, `with_items`;
     `movedItemCount`, `moved`, after an update), and its ETag."""
     session.flush()
-    record = with_figures(sprint, figures_of(session, sprint.id))
+    record = with_figures(sprint, sprint_store.figures_of(session, sprint.id))
     if moved is not None:
         record["movedItemCount"] = moved
     if with_items:
@@ -82,71 +63,46 @@ def sprint_record(
     return record, etag(sprint.id, sprint.version)
 
 
-def figures_of(session: Session, sprint_id: str) -> Figures:
-    return _figures(
-        session.execute(select(*_figure_columns()).where(WorkItem.sprint_id == sprint_id)).one()
-    )
-
-
 def list_sprints(
     session: Session,
     *,
     workspace_id: str,
-    project_id: str | None,
+    project: Project | None,
+    sent_workspace_id: str | None,
     statuses: Sequence[str],
     window: Window,
 ) -> ListPage:
-    """Sprints in `position` order, each with its figures, counted in the same query."""
-    criteria = [Sprint.workspace_id == workspace_id]
-    if project_id is not None:
-        criteria.append(Sprint.project_id == project_id)
-    if statuses:
-        criteria.append(Sprint.status.in_(statuses))
-    rows, total, next_cursor = window.page(
-        session,
-        select(Sprint, *_figure_columns())
-        .outerjoin(WorkItem, WorkItem.sprint_id == Sprint.id)
-        .where(*criteria)
-        .group_by(Sprint.id),
-        Sprint.position,
-        Sprint.created_at,
-        Sprint.id,
-        count=select(func.count()).select_from(Sprint).where(*criteria),
+    """The sprints of `project`, or else of the workspace, in `position` order, each with
+    its figures. With a project, a `workspaceId` sent must be the project's."""
+    if project is not None and sent_workspace_id not in (None, project.workspace_id):
+        raise InvalidRequest("workspaceId", "invalid_value", "workspaceId: not the project's.")
+    project_id = project.id if project is not None else None
+    page = sprint_store.page(
+        session, workspace_id=workspace_id, project_id=project_id, statuses=statuses, window=window
     )
-    documents = [
-        with_figures(sprint, (int(count), points, done)) for sprint, count, points, done in rows
-    ]
-    return ListPage(documents, total, next_cursor)
+    return _documents(page)
+
+
+def _documents(page: ListPage) -> ListPage:
+    """A page of `sprint_store.page` as the API shows it."""
+    return page._replace(items=[with_figures(*pair) for pair in page.items])
 
 
 def create_sprint(session: Session, *, access: WorkspaceAccess, data: SprintCreate) -> Sprint:
-    # The project locked for the change: creates in a project are numbered one at a time,
-    # each after the last (`position`).
-    project = session.scalar(
-        for_change(
-            session,
-            select(Project).where(
-                Project.id == data.project_id, Project.workspace_id == access.workspace_id
-            ),
-            Project,
-        )
+    project = sprint_store.project_for_create(
+        session, workspace_id=access.workspace_id, project_id=data.project_id
     )
     if project is None:
         raise InvalidRequest("projectId", "not_found", "projectId: no such project here.")
     _check_dates(data.start_date, data.end_date)
-    last = session.scalar(select(func.max(Sprint.position)).where(Sprint.project_id == project.id))
-    sprint = Sprint(
-        id=new_id(),
-        workspace_id=access.workspace_id,
-        project_id=project.id,
+    sprint = sprint_store.create(
+        session,
+        project=project,
         name=data.name,
-        status="PLANNED",
         goal=data.goal,
         start_date=data.start_date,
         end_date=data.end_date,
-        position=(last or 0.0) + 1.0,
     )
-    session.add(sprint)
     _record(session, sprint, "sprint.created", access.caller)
     return sprint
 
@@ -237,13 +193,7 @@ def start_sprint(session: Session, *, access: WorkspaceAccess, sprint: Sprint) -
     """PLANNED → ACTIVE. One ACTIVE sprint per project: checked here, and enforced by a
     partial unique index so that two concurrent starts cannot both win.
     """
-    if session.scalar(
-        select(Sprint.id).where(
-            Sprint.project_id == sprint.project_id,
-            Sprint.status == "ACTIVE",
-            Sprint.id != sprint.id,
-        )
-    ):
+    if sprint_store.other_active(session, sprint) is not None:
         raise _active_sprint_exists()
     sprint.status = "ACTIVE"
     sprint.started_at = utcnow()
@@ -315,15 +265,16 @@ def reorder_sprints(
     *,
     access: WorkspaceAccess,
     sprints: dict[str, Sprint],
-    positions: dict[str, float],
+    entries: Sequence[ReorderEntry],
 ) -> tuple[list[dict[str, Any]], int]:
-    """Set new positions for sprints of one project; returns that project's sprints in their
-    new order, and how many it has."""
+    """Set new positions for sprints of one project (`entries`, in order: `sprints` holds
+    each, locked, `access.access_sprints`); returns that project's sprints in their new
+    order, and how many it has."""
     projects = {sprint.project_id for sprint in sprints.values()}
     if len(projects) > 1:
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
-    for sprint_id, position in positions.items():
-        sprint = sprints[sprint_id]
+    for entry in entries:
+        sprint, position = sprints[entry.id], entry.position
         if sprint.position != position:
             changes = {"position": {"from": sprint.position, "to": position}}
             sprint.position = position
@@ -331,20 +282,18 @@ def reorder_sprints(
             _record(session, sprint, "sprint.updated", access.caller, changes=changes)
     (project_id,) = projects
     session.flush()
-    documents, total, _ = list_sprints(
-        session,
-        workspace_id=access.workspace_id,
-        project_id=project_id,
-        statuses=(),
-        window=SprintQuery(limit=500).window(),
+    window = SprintQuery(limit=500).window()
+    page = sprint_store.page(
+        session, workspace_id=access.workspace_id, project_id=project_id, statuses=(), window=window
     )
+    documents, total, _ = _documents(page)
     return documents, total
 
 
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
     """The sprint a completion moves unfinished items to: an open sprint of the project
     (`store.check_open_sprint`, locked for share as an item's sprint is), not this one."""
-    target = store.open_sprints(session, sprint.workspace_id, [target_id]).get(target_id)
+    target = sprint_store.open_sprints(session, sprint.workspace_id, [target_id]).get(target_id)
     if target_id == sprint.id:
         target = (sprint.project_id, "COMPLETED")  # (about to be)
     store.check_open_sprint(

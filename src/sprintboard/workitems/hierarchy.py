@@ -44,13 +44,14 @@ def resolve_parents(
             params.update(names)
     share = row_lock(db, strength="KEY SHARE") if lock else ""
     locking = f" ORDER BY id{share}" if share else ""
-    rows = db.rows(
+    rows, columns = db.fetch(
         f"SELECT id, key FROM work_items WHERE workspace_id = :workspace_id"
         f" AND ({' OR '.join(wheres)}){locking}",
         params,
     )
+    id_and_key = columns.getter("id", "key")
     found: dict[str, str] = {}
-    for item_id, key in rows:
+    for item_id, key in map(id_and_key, rows):
         found[item_id] = item_id
         found[key] = item_id
     return {ref: found[ref] for ref in refs if ref in found}
@@ -68,7 +69,7 @@ def ancestry(db: Raw, item_ids: Iterable[str]) -> dict[str, list[str]]:
     if not starts:
         return {}
     placeholders, params = in_list("s", starts)
-    rows = db.rows(
+    rows, columns = db.fetch(
         "WITH RECURSIVE up_(start, id, parent_id, level) AS ("
         f" SELECT id, id, parent_id, 1 FROM work_items WHERE id IN {placeholders}"
         " UNION ALL SELECT u.start, w.id, w.parent_id, u.level + 1"
@@ -77,7 +78,8 @@ def ancestry(db: Raw, item_ids: Iterable[str]) -> dict[str, list[str]]:
         params,
     )
     chains: dict[str, list[str]] = {start: [] for start in starts}
-    for start, item_id in rows:
+    start_and_id = columns.getter("start", "id")
+    for start, item_id in map(start_and_id, rows):
         chains[start].append(item_id)
     return chains
 

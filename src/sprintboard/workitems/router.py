@@ -7,14 +7,14 @@ from starlette.responses import Response
 from sprintboard.access import (
     Permission,
     access_comment,
-    access_project,
+    access_list_scope,
     access_relation,
     access_work_item,
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
-from sprintboard.errors import InvalidRequest, PayloadTooLarge
+from sprintboard.errors import PayloadTooLarge
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
@@ -62,14 +62,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     `priority` (comma-separated) take only their listed values; a `cursor` continues only the
     list with the same filters and order that made it.
     """
-    workspace_id = query.workspace_id
-    if workspace_id is None:
-        if query.project_id is None:
-            raise InvalidRequest("workspaceId", "required", "workspaceId or projectId is required.")
-        project, _ = access_project(session, caller, query.project_id)
-        workspace_id = project.workspace_id
-    else:
-        access_workspace_id(session, caller, workspace_id)
+    workspace_id, _ = access_list_scope(
+        session, caller, workspace_id=query.workspace_id, project_id=query.project_id
+    )
     filters = reads.TaskFilters(
         project_id=query.project_id,
         sprint_id=query.sprint_id,
@@ -163,8 +158,7 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     Rules the document cannot state: `tasks` names each work item once.
     """
     refs = [entry.ref for entry in body.tasks]
-    moving_to = [e.sprint_id for e in body.tasks if e.sent("sprint_id") and e.sprint_id]
-    records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=moving_to)
+    records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=body.moving_to)
     access.require(Permission.WORK_ITEM_WRITE)
     updated = service.bulk_update(
         session, access=access, records=records, ids=ids, entries=body.tasks
@@ -200,9 +194,13 @@ async def update_task(
     if_match: IfMatch = None,
 ) -> Response:
     """Partial update; `null` clears an optional field. Notifies assignees and admins."""
-    moving_to = [body.sprint_id] if body.sprint_id is not None else []
     item = reads.read_visible_item(
-        session, caller, ref, workspace_id=query.workspace_id, for_change=True, moving_to=moving_to
+        session,
+        caller,
+        ref,
+        workspace_id=query.workspace_id,
+        for_change=True,
+        moving_to=body.moving_to,
     )
     item.access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.record["$id"], item.version)

@@ -84,6 +84,11 @@ class TaskUpdate(RequestModel):
         None, alias="parentId", description="The parent's `$id` or key; null: none."
     )
 
+    @property
+    def moving_to(self) -> list[str]:
+        """The sprint the change moves the item to, if any (locked before the item is)."""
+        return [self.sprint_id] if self.sprint_id is not None else []
+
 
 class BulkEntry(TaskUpdate):
     """One item of a bulk update, named by `$id` or `key`, with any field PATCH takes."""
@@ -118,6 +123,11 @@ class BulkEntry(TaskUpdate):
 
 class BulkUpdate(RequestModel):
     tasks: Annotated[list[BulkEntry], Field(min_length=1, description="1 to 500 entries.")]
+
+    @property
+    def moving_to(self) -> list[str]:
+        """The sprints the entries move items to (locked before the items are)."""
+        return [sprint_id for entry in self.tasks for sprint_id in entry.moving_to]
 
 
 class BulkCreate(RequestModel):

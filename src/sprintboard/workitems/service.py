@@ -33,7 +33,8 @@ from sprintboard.models import (
     utcnow,
 )
 from sprintboard.responses import iso
-from sprintboard.sql import Codec, Raw, in_list, raw
+from sprintboard.sprints import store as sprint_store
+from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
 from sprintboard.workitems import hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
@@ -72,7 +73,8 @@ UPDATE projects SET last_item_number = last_item_number + 1, item_count = item_c
         THEN {greatest}(board_end, coalesce({BOARD_TOP}, 0)) + 1
         ELSE {greatest}(board_end, :position) END{from_sprint}
 WHERE projects.id = :project_id AND projects.workspace_id = :workspace_id
-RETURNING last_item_number, projects.key, projects.name, board_end, {sprint} AS sprint_id
+RETURNING last_item_number, projects.key AS project_key, projects.name AS project_name,
+    board_end, {sprint} AS sprint_id
 """,
     )
 
@@ -93,15 +95,16 @@ def _create(*, active_sprint: bool) -> str:
     """PostgreSQL, an item without a parent: the counter's bump (`_next_number`), the insert
     and the assignees' check in one statement, one round trip, after which the counter is
     held only for the events and the commit. Answers the counter's row and the assignees
-    found (`[[$id, name, email]]`, JSON); none if there is no such project (nothing is
-    inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts."""
+    found (`assignees_`: `[[$id, name, email]]`, JSON); none if there is no such project
+    (nothing is inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts.
+    """
     with_sprint, update = _next_number("postgresql", active_sprint=active_sprint)
     sprint = "coalesce(CAST(:sprint_id AS text), c.sprint_id)"
     values = {
         **{column: f":{column}" for column in ITEM_COLUMNS},
         "sprint_id": sprint,
         "number": "c.last_item_number",
-        "key": "c.key || '-' || c.last_item_number",
+        "key": "c.project_key || '-' || c.last_item_number",
         "status": f"coalesce(CAST(:status AS text),"
         f" CASE WHEN {sprint} IS NULL THEN 'BACKLOG' ELSE 'TODO' END)",
         "due_date": "CAST(:due_date AS date)",
@@ -121,7 +124,7 @@ def _create(*, active_sprint: bool) -> str:
         " FROM workspace_members m JOIN users u ON u.id = m.user_id"
         " WHERE m.workspace_id = :workspace_id AND m.user_id = ANY(CAST(:assignees AS text[]))"
     )
-    return f"WITH {', '.join(ctes)} SELECT c.*, ({members}) FROM counter c"
+    return f"WITH {', '.join(ctes)} SELECT c.*, ({members}) AS assignees_ FROM counter c"
 
 
 ITEM_COLUMNS = (
@@ -157,6 +160,13 @@ _INSERT_ITEM = (
     f" VALUES ({', '.join(':' + column for column in ITEM_COLUMNS)})"
 )
 _CREATE = {active: _create(active_sprint=active) for active in (False, True)}
+
+
+def _counter_reader(columns: Columns) -> Getter:
+    """What reads a create's numbering (`_next_number`'s `RETURNING`) from its row."""
+    return columns.getter(
+        "last_item_number", "project_key", "project_name", "board_end", "sprint_id"
+    )
 
 
 @dataclass(slots=True)
@@ -334,15 +344,17 @@ def create_work_item(
         values = item_values(db.codec, data, new, created_by, now)
         params = dict(zip(ITEM_COLUMNS, values, strict=True))
         params.update(status=data.status, assignees=assignee_ids)
-        counter = db.row(_CREATE[active], {**params, **project})
+        counter, columns = db.fetch_one(_CREATE[active], {**params, **project})
     else:
-        counter = db.row(_NEXT_NUMBER[db.dialect, active], {**project, "position": data.position})
+        counter, columns = db.fetch_one(
+            _NEXT_NUMBER[db.dialect, active], {**project, "position": data.position}
+        )
     if counter is None:
         _check_assignees(session, access.workspace_id, assignee_ids)
         raise no_project()
-    number, project_key, project_name, board_end, active_id, *found = counter
+    number, project_key, project_name, board_end, active_id = columns.made(_counter_reader)(counter)
     if one_statement:
-        assignees = _found_assignees(assignee_ids, orjson.loads(found[0]))
+        assignees = _found_assignees(assignee_ids, orjson.loads(counter[columns["assignees_"]]))
     new = replace(
         new,
         number=int(number),
@@ -563,8 +575,8 @@ def _bulk_move(
     entries: Sequence[BulkEntry],
 ) -> list[dict[str, Any]]:
     """Board moves: every entry checked, then all applied in one `store.change_items`."""
-    targets = [e.sprint_id for e in entries if e.sent("sprint_id") and e.sprint_id]
-    sprints = store.open_sprints(session, access.workspace_id, targets)
+    targets = [sprint_id for entry in entries for sprint_id in entry.moving_to]
+    sprints = sprint_store.open_sprints(session, access.workspace_id, targets)
     changes = []
     for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
         record, sent = records[item_id], entry.model_fields_set
@@ -770,7 +782,7 @@ def check_sprint(
     locked for share; None for none."""
     if sprint_id is None:
         return None
-    sprints = store.open_sprints(session, workspace_id, [sprint_id])
+    sprints = sprint_store.open_sprints(session, workspace_id, [sprint_id])
     store.check_open_sprint(sprints.get(sprint_id), project_id)
     return sprint_id
 

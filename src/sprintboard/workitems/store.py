@@ -1,9 +1,9 @@
 """Changing work items: the one place that locks items for a change (`lock_items`), checks the
-sprint an item moves to (`open_sprints`, `check_open_sprint`) and applies a change
-(`change_items`: the version, `$updatedAt`, the change's diff and its `task.updated` event,
-from which notifications, webhooks and sprint histories follow, see `events.service` and
-`sprints.history`). PATCH, bulk update, and a sprint's completion or deletion all go through
-here; `reads` reads the items (and is how this module reads them).
+sprint an item moves to (`check_open_sprint`, on what `sprints.store.open_sprints` reads) and
+applies a change (`change_items`: the version, `$updatedAt`, the change's diff and its
+`task.updated` event, from which notifications, webhooks and sprint histories follow, see
+`events.service` and `sprints.history`). PATCH, bulk update, and a sprint's completion or
+deletion all go through here; `reads` reads the items (and is how this module reads them).
 """
 
 from collections.abc import Sequence
@@ -148,30 +148,6 @@ def _param(codec: Codec, field: str, value: Any) -> Any:
     if field == "dueDate":
         return codec.day_param(date.fromisoformat(value) if value is not None else None)
     return value
-
-
-def open_sprints(
-    session: Session, workspace_id: str, sprint_ids: Sequence[str]
-) -> dict[str, tuple[str, str]]:
-    """The workspace's sprints among `sprint_ids`, `$id` → (project, status); on PostgreSQL
-    locked for share, in `$id` order: a completion under way is waited for, and then seen (and
-    the sprints stay open, and stay, while items move in; a delete meanwhile had failed the
-    move on its foreign key)."""
-    wanted = sorted(set(sprint_ids))
-    if not wanted:
-        return {}
-    db = raw(session)
-    among = "IN (SELECT value FROM json_each(:ids))" if db.codec.sqlite else "= ANY(:ids)"
-    share = row_lock(session, strength="SHARE")
-    rows = db.rows(
-        "SELECT id, project_id, status FROM sprints"
-        f" WHERE workspace_id = :workspace_id AND id {among} ORDER BY id{share}",
-        {
-            "workspace_id": workspace_id,
-            "ids": db.codec.json_param(wanted) if db.codec.sqlite else wanted,
-        },
-    )
-    return {sprint_id: (project_id, status) for sprint_id, project_id, status in rows}
 
 
 def check_open_sprint(

@@ -116,7 +116,8 @@ async def list_members(
     rows, total, next_cursor = service.list_members(
         session, workspace_id=workspace_id, window=page.window("members", workspace_id)
     )
-    return many([member_json(m, u) for m, u in rows], total, next_cursor=next_cursor)
+    members = [member_json(row.WorkspaceMember, row.User) for row in rows]
+    return many(members, total, next_cursor=next_cursor)
 
 
 @router.post(
