@@ -472,7 +472,7 @@ def _notifications(
         members[workspace_id].add(user_id)
         if role == "ADMIN":
             admins[workspace_id].add(user_id)
-    notifications: list[tuple[Any, ...]] = []
+    addressed: list[tuple[str, tuple[Any, ...]]] = []  # (user, what all its recipients get)
     for row in notifying:
         payload = row["payload"]
         item = payload.get("workItem") or {}
@@ -497,12 +497,14 @@ def _notifications(
             stamp,
             stamp,
         )
-        ids = new_ids(len(recipients))
-        notifications.extend(
-            (notification_id, user_id, *shared)
-            for notification_id, user_id in zip(ids, sorted(recipients), strict=True)
+        addressed.extend((user_id, shared) for user_id in sorted(recipients))
+    # Their ids drawn at once (one draw a row cost a fifth of this), in the order made.
+    return [
+        (notification_id, user_id, *shared)
+        for notification_id, (user_id, shared) in zip(
+            new_ids(len(addressed)), addressed, strict=True
         )
-    return notifications
+    ]
 
 
 def _deliveries(
