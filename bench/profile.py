@@ -10,6 +10,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +24,15 @@ import orjson
 from bench.api import API, Api
 from bench.databases import WORK, fresh_database
 from bench.load import Load, LoadGenerator, Request
-from bench.seed import create_admin, seed_base, seed_board, seed_env
+from bench.seed import (
+    Seeded,
+    create_admin,
+    move_backlog_into,
+    seed_base,
+    seed_board,
+    seed_by_copy,
+    seed_env,
+)
 from bench.server import LOAD_CPU, VENV_BIN, Server
 
 # First match wins, from the innermost frame outwards: a sample is charged to the most specific
@@ -106,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--only", default="", help="profile the scenarios whose name has this")
+    parser.add_argument(
+        "--completions", type=int, default=5, help="sprints of 5,000 completed (profiled)"
+    )
     args = parser.parse_args(argv)
     py_spy = shutil.which("py-spy") or str(VENV_BIN / "py-spy")
     if not Path(py_spy).exists():
@@ -181,7 +193,50 @@ def main(argv: Sequence[str] | None = None) -> int:
                 spy.wait()
             print(f"{name} ({args.database}): {result.rps:,.0f} rps under py-spy")
             print(analyse(raw, args.top))
+        name = "complete sprint of 5,000"
+        if not args.only or args.only in name:
+            raw = WORK / f"profile-{args.database}-complete-sprint.txt"
+            with Server(
+                "profiled", [str(VENV_BIN / "sprintboard"), "serve"], env=env, log=WORK / "p.log"
+            ) as server:
+                api = Api(server.base_url, key)
+                times = completions(api, url, seeded, py_spy, server.pid, raw, args.completions)
+                api.close()
+            print(f"{name} ({args.database}): {', '.join(f'{t:.0f}' for t in times)} ms")
+            print(analyse(raw, args.top))
     return 0
+
+
+def completions(
+    api: Api, url: str, seeded: Seeded, py_spy: str, pid: int, raw: Path, count: int
+) -> list[float]:
+    """Complete `count` ACTIVE sprints of 5,000 items (all moved to the backlog) while py-spy
+    records the server, from the first completion to the last; returns their times (ms)."""
+    ws, flow = seeded.workspace_id, seeded.projects["flow"]["$id"]
+    spy: subprocess.Popen[bytes] | None = None
+    times = []
+    for n in range(count):
+        body = {"name": f"Profiled {n}", "workspaceId": ws, "projectId": flow}
+        sprint = api.call("POST", "/sprints", body, expect=201)["$id"]
+        api.call("PATCH", f"/sprints/{sprint}", {"status": "ACTIVE"})
+        if n == 0:
+            seed_by_copy(
+                api, url, seeded, project="flow", total=5_000, sprint_id=sprint, status="TODO"
+            )
+            spy = subprocess.Popen(
+                [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw",
+                 "--output", str(raw), "--nonblocking", "--idle"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            time.sleep(0.5)
+        else:
+            move_backlog_into(url, project_id=flow, sprint_id=sprint)
+        times.append(api.timed("POST", f"/sprints/{sprint}/complete", {})[1])
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait()
+    return times
 
 
 if __name__ == "__main__":

@@ -181,6 +181,21 @@ def seed_by_copy(
         database.dispose()
 
 
+def move_backlog_into(database_url: str, *, project_id: str, sprint_id: str) -> None:
+    """Put the project's backlog items (TODO) in `sprint_id`, by one `UPDATE`: a sprint to
+    complete again, without copying."""
+    database = Database(database_url)
+    try:
+        with database.transaction() as session:
+            session.execute(
+                update(WorkItem)
+                .where(WorkItem.project_id == project_id, WorkItem.sprint_id.is_(None))
+                .values(sprint_id=sprint_id, status="TODO")
+            )
+    finally:
+        database.dispose()
+
+
 def _copy_items(session: Session, project_id: str, total: int) -> None:
     """One INSERT ... SELECT: the project's items so far are the templates, copy n takes
     template n mod count, and gets its own id, number, key, title and position.

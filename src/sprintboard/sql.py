@@ -37,11 +37,12 @@ def in_list(prefix: str, values: Iterable[Any]) -> tuple[str, dict[str, Any]]:
 
 
 def insert_rows(
-    driver: Any, *, postgresql: bool, table: str, columns: Sequence[str], rows: list[Any]
+    driver: Any, *, postgresql: bool, table: str, columns: Sequence[str], rows: Iterable[Any]
 ) -> None:
     """Many rows into `table` in one go, on the driver's own connection: `executemany` with
     positional parameters on SQLite (named ones cost it a search per parameter), `COPY` on
-    PostgreSQL (values as `COPY` parses them: JSON as text)."""
+    PostgreSQL (values as `COPY` parses them: JSON as text). Either takes the rows one at a
+    time: an iterator of them is never held whole."""
     names = ", ".join(f'"{column}"' for column in columns)
     if not postgresql:
         marks = ", ".join("?" * len(columns))

@@ -250,14 +250,15 @@ def move_items(
     caller: Caller,
 ) -> int:
     """Move a sprint's items (those not DONE, with `only_unfinished`) to another sprint or
-    the backlog, as any change to items is made (`store.change_items`: one statement, one
-    `task.updated` event per item); returns how many moved."""
-    unfinished = " AND wi.status <> 'DONE'" if only_unfinished else ""
-    items = store.lock_items(
-        session, f"wi.sprint_id = :sprint_id{unfinished}", {"sprint_id": sprint.id}
+    the backlog, as any change to items is made (`store.move_sprint_items`: one statement,
+    one `task.updated` event per item); returns how many moved."""
+    return store.move_sprint_items(
+        session,
+        sprint_id=sprint.id,
+        to_sprint_id=to_sprint_id,
+        only_unfinished=only_unfinished,
+        actor_id=caller.user_id,
     )
-    changes = [(item, {"sprintId": to_sprint_id}) for item in items]
-    return len(store.change_items(session, actor_id=caller.user_id, changes=changes))
 
 
 def reorder_sprints(

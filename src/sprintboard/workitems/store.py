@@ -2,17 +2,19 @@
 sprint an item moves to (`check_open_sprint`, on what `sprints.store.open_sprints` reads) and
 applies a change (`change_items`: the version, `$updatedAt`, the change's diff and its
 `task.updated` event, from which notifications, webhooks and sprint histories follow, see
-`events.service` and `sprints.history`). PATCH, bulk update, and a sprint's completion or
-deletion all go through here; `reads` reads the items (and is how this module reads them).
+`events.service` and `sprints.history`; `move_sprint_items`, the same for all of a sprint's
+items at once). PATCH, bulk update, and a sprint's completion or deletion all go through here;
+`reads` reads the items (and is how this module reads them).
 """
 
 from collections.abc import Sequence
 from datetime import date
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sprintboard.access import row_lock
+from sprintboard.access import lock_clause, row_lock
 from sprintboard.errors import InvalidRequest
 from sprintboard.events import service as events
 from sprintboard.models import utcnow
@@ -105,24 +107,99 @@ def change_items(
         record["$updatedAt"] = shown
         writes.setdefault(tuple(diff), []).append(params)
         changed.append(record)
-        to_record.append(
-            {
-                "workspace_id": record["workspaceId"],
-                "type": "task.updated",
-                "subject_id": record["$id"],
-                "actor_id": actor_id,
-                "payload": {"workItem": reads.event_form(record), "changes": diff},
-            }
-        )
+        to_record.append(_updated(record, diff, actor_id))
     for fields, rows in writes.items():
         _write(db, [_COLUMN[field] for field in fields], rows, stamp)
     events.record_many(session, to_record)
     return changed
 
 
+def move_sprint_items(
+    session: Session,
+    *,
+    sprint_id: str,
+    to_sprint_id: str | None,
+    only_unfinished: bool,
+    actor_id: str | None,
+) -> int:
+    """`change_items` for every item of the sprint `sprint_id` (those not DONE, with
+    `only_unfinished`) moving to the sprint `to_sprint_id` (another one) or the backlog, in
+    one statement: its items are locked in `$id` order (`access.row_lock`), written (their
+    version and `$updatedAt`) and answered as they now stand (`lock_items` without
+    `project`) by one `UPDATE ... RETURNING`, instead of a read, then a write, of thousands
+    of rows. Each gets its `task.updated` event, as `change_items` records it (in `$id`
+    order); returns how many moved.
+    """
+    db = raw(session)
+    unfinished = " AND status <> 'DONE'" if only_unfinished else ""
+    params = {
+        "sprint_id": sprint_id,
+        "to_": to_sprint_id,
+        "now_": db.codec.param(utcnow()),
+    }
+    rows, columns = db.fetch(_MOVE[db.dialect].format(unfinished=unfinished), params)
+    items = sorted(map(columns.made(reads.item_decoder), rows), key=_BY_ID)
+    to_record = []
+    for item in items:
+        # The item is its event's `workItem`: `reads.event_form` less the copy (of what that
+        # leaves out, these rows carry only these two).
+        del item["project"], item["childCount"]
+        diff = {"sprintId": {"from": sprint_id, "to": to_sprint_id}}
+        to_record.append(_updated(item, diff, actor_id, form=item))
+    events.record_many(session, to_record)
+    return len(items)
+
+
+_BY_ID = itemgetter("$id")
+_BUMP = "version = version + 1, updated_at = :now_"
+"""What every change of an item writes besides its fields."""
+_MOVE = {
+    "sqlite": f"UPDATE work_items SET sprint_id = :to_, {_BUMP}"
+    " WHERE sprint_id = :sprint_id{unfinished} RETURNING "
+    + reads.item_columns(
+        Codec("sqlite"),
+        of="",
+        project=("NULL", "NULL"),
+        real=lambda column: f"CAST({column} AS REAL)",
+        children="0",
+    ),
+    # The rows are locked first, in `$id` order, by the materialized CTE.
+    "postgresql": "WITH locked AS MATERIALIZED (SELECT wi.id FROM work_items wi"
+    " WHERE wi.sprint_id = :sprint_id{unfinished} ORDER BY wi.id"
+    f"{lock_clause('postgresql', of='wi')})"
+    f" UPDATE work_items wi SET sprint_id = :to_, {_BUMP.replace('version + 1', 'wi.version + 1')}"
+    " FROM locked WHERE wi.id = locked.id RETURNING "
+    + reads.item_columns(Codec("postgresql"), project=("NULL", "NULL"), children="0"),
+}
+"""`move_sprint_items`' statement (`{unfinished}` to fill in). SQLite needs no lock (its one
+writer holds the database) and names no alias in `RETURNING`; its floating-point columns are
+cast as `reads.ITEM_RETURNING` casts them."""
+
+
+def _updated(
+    record: dict[str, Any],
+    diff: dict[str, Any],
+    actor_id: str | None,
+    *,
+    form: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `task.updated` event of a change (`events.record_many`'s form); `form`, the
+    record's `reads.event_form` if already made."""
+    return {
+        "workspace_id": record["workspaceId"],
+        "type": "task.updated",
+        "subject_id": record["$id"],
+        "actor_id": actor_id,
+        "payload": {
+            "workItem": reads.event_form(record) if form is None else form,
+            "changes": diff,
+        },
+    }
+
+
 def _write(db: Raw, columns: list[str], rows: list[dict[str, Any]], stamp: Any) -> None:
     sets = ", ".join(f"{column} = :{column}" for column in columns)
-    sets += ", version = version + 1, updated_at = :now_"
+    sets += f", {_BUMP}"
     first = {column: rows[0][column] for column in columns}
     if len(rows) > 1 and all(row[column] == first[column] for row in rows for column in columns):
         ids = [row["id"] for row in rows]
