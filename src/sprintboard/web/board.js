@@ -27,9 +27,11 @@ export function positionBetween(previous, next, fallback) {
 const CARD_HEIGHT = 104;
 const CARD_GAP = 6;
 const ROW = CARD_HEIGHT + CARD_GAP;
-// Drawn beyond each edge of the screen (pixels), and at least this many from the window's start.
-const OVERSCAN = 900;
-const AT_LEAST = 20;
+// Drawn beyond each edge of the screen (pixels; every card drawn is painted again in each
+// frame that changes a window, so they are few), and, from a column's top, its first FIRST
+// cards at least.
+const OVERSCAN = 300;
+const FIRST = 20;
 // The lane of the items of no epic (or no assignee), and the board without lanes.
 const NONE = "none";
 
@@ -406,7 +408,7 @@ export async function renderBoard(root, { projectId }) {
       const top = list.element.getBoundingClientRect().top;
       const count = list.items.length;
       const start = Math.min(count, Math.max(0, Math.floor((-top - OVERSCAN) / ROW)));
-      const end = Math.min(count, Math.max(start + AT_LEAST, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
+      const end = Math.min(count, Math.max(start ? 0 : FIRST, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
       if (all || start !== list.start || end !== list.end) windows.push([list, start, end]);
     }
     const placed = [];
