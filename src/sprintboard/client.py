@@ -129,9 +129,8 @@ class Client:
 
     def pages(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[Json]:
         """Every record of a list, page after page (500 at a time unless `params` says a
-        `limit`), each page from the last
-        one's `nextCursor`: records created or deleted meanwhile never make one repeat or
-        be skipped."""
+        `limit`), each page from the last one's `nextCursor`: records created or deleted
+        meanwhile never make one repeat or be skipped."""
         query = {"limit": 500, **(params or {})}
         while True:
             page = self.request("GET", path, params=query)

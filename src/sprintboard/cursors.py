@@ -47,9 +47,7 @@ def decode(cursor: str, query_fingerprint: str) -> Any:
         padded = cursor + "=" * (-len(cursor) % 4)
         made_for, position = orjson.loads(base64.urlsafe_b64decode(padded.encode()))
     except (ValueError, TypeError, binascii.Error):
-        raise InvalidRequest(
-            _FIELD, "invalid_value", "cursor: not a cursor of this list."
-        ) from None
+        raise not_ours() from None
     if made_for != query_fingerprint:
         raise InvalidRequest(
             _FIELD,
@@ -81,7 +79,7 @@ def _untagged(value: Any) -> Any:
                 return date.fromisoformat(value["d"])
         except (TypeError, ValueError):
             pass
-        raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
+        raise not_ours()
     return value
 
 
@@ -143,6 +141,11 @@ class Window:
         return ListPage(items, total, self.next_cursor(last_keys))
 
 
+def not_ours() -> InvalidRequest:
+    """The error for a cursor that no list of ours made (or one edited by hand)."""
+    return InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
+
+
 def fits(value: Any, kind: type, *, sqlite: bool = False) -> bool:
     """Whether a cursor's value can stand for a sort key of `kind` (the Python type of its
     column): a cursor is not signed, and one made by hand must be a 400, not a statement the
@@ -179,10 +182,12 @@ def _kind(key: SortKey) -> type:
 def _after(keys: list[tuple[SortKey, bool]], values: Any) -> ColumnElement[bool]:
     """Rows strictly after the one with these key values: equal on every earlier key and
     after on this one, for some key."""
-    if not isinstance(values, list) or len(values) != len(keys):
-        raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
-    if not all(fits(value, _kind(key)) for (key, _), value in zip(keys, values, strict=True)):
-        raise InvalidRequest(_FIELD, "invalid_value", "cursor: not a cursor of this list.")
+    if (
+        not isinstance(values, list)
+        or len(values) != len(keys)
+        or not all(fits(value, _kind(key)) for (key, _), value in zip(keys, values, strict=True))
+    ):
+        raise not_ours()
     alternatives: list[ColumnElement[bool]] = []
     equal: list[ColumnElement[bool]] = []
     for (key, descending), value in zip(keys, values, strict=True):

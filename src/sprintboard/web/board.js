@@ -193,12 +193,14 @@ export async function renderBoard(root, { projectId }) {
     return NONE;
   }
 
+  /** An epic's name as lanes and the filter show it (`fallback` until it has been read). */
+  function epicName(id, fallback) {
+    const parent = parents.get(id);
+    return parent ? `${parent.key} ${parent.title}` : fallback;
+  }
+
   function laneTitle(lane) {
-    if (lanesBy === "epic") {
-      if (lane === NONE) return "No epic";
-      const parent = parents.get(lane);
-      return parent ? `${parent.key} ${parent.title}` : "Epic";
-    }
+    if (lanesBy === "epic") return lane === NONE ? "No epic" : epicName(lane, "Epic");
     return lane === NONE ? "Unassigned" : store.memberName(lane);
   }
 
@@ -242,7 +244,7 @@ export async function renderBoard(root, { projectId }) {
   function renderEpicOptions() {
     const ids = [...new Set(boardItems().map((i) => i.parentId).filter(Boolean))];
     const options = ids
-      .map((id) => [id, parents.get(id) ? `${parents.get(id).key} ${parents.get(id).title}` : "…"])
+      .map((id) => [id, epicName(id, "…")])
       .sort((a, b) => a[1].localeCompare(b[1], undefined, { numeric: true }));
     fill(epicSelect,
       h("option", { value: "" }, "All"),
@@ -252,11 +254,14 @@ export async function renderBoard(root, { projectId }) {
 
   function renderToolbar() {
     const labels = [...new Set(boardItems().flatMap((i) => i.labels))].sort();
-    const select = (name, label, options, onchange = (e) => { filters[name] = e.target.value; renderColumns(); }) =>
+    const filter = (name) => ({
+      current: filters[name], onchange: (e) => { filters[name] = e.target.value; renderColumns(); },
+    });
+    const select = (name, label, options, { current, onchange, none = "All" } = filter(name)) =>
       h("label", {}, `${label} `,
         h("select", { name, onchange },
-          h("option", { value: "" }, label === "Swimlanes" ? "None" : "All"),
-          options.map(([value, text]) => h("option", { value, selected: (name === "lanes" ? lanesBy : filters[name]) === value }, text))));
+          h("option", { value: "" }, none),
+          options.map(([value, text]) => h("option", { value, selected: current === value }, text))));
     renderEpicOptions();
     fill(toolbar,
       h("label", {}, "Text ",
@@ -269,8 +274,9 @@ export async function renderBoard(root, { projectId }) {
       select("type", "Type", TYPES.map((t) => [t, t.toLowerCase()])),
       select("priority", "Priority", PRIORITIES.map((p) => [p, p.toLowerCase()])),
       h("label", {}, "Epic ", epicSelect),
-      select("lanes", "Swimlanes", [["epic", "By epic"], ["assignee", "By assignee"]],
-        (e) => { lanesBy = e.target.value; renderColumns(); }),
+      select("lanes", "Swimlanes", [["epic", "By epic"], ["assignee", "By assignee"]], {
+        current: lanesBy, none: "None", onchange: (e) => { lanesBy = e.target.value; renderColumns(); },
+      }),
     );
   }
 

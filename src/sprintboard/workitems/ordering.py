@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sprintboard.cursors import fits
+from sprintboard.cursors import fits, not_ours
 from sprintboard.errors import InvalidRequest
 
 SORT_FIELDS = (
@@ -86,7 +86,7 @@ class Order:
                 fits(v, k.kind, sqlite=sqlite) for v, k in zip(values, self.keys, strict=True)
             )
         ):
-            raise InvalidRequest("cursor", "invalid_value", "cursor: not a cursor of this list.")
+            raise not_ours()
         params = {f"after{i}": value for i, value in enumerate(values)}
         alternatives: list[str] = []
         equal: list[str] = []
