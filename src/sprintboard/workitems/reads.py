@@ -1,8 +1,8 @@
 """Reading work items for responses: the hot path, in plain SQL (see `sprintboard.sql`).
 
-Every work item a response shows comes through `ItemRows`: one statement for the items with
-their project, one for all their assignees, whatever the page size. Writes stay in
-`service.py` (SQLAlchemy); after a write the response re-reads the item from here.
+Every work item a response shows comes through here: one statement for the items with their
+project, one for all their assignees, whatever the page size. Changes are `store.py`'s and
+creates `service.py`'s; after a write the response re-reads the item from here.
 """
 
 from collections.abc import Callable, Iterable, Sequence
