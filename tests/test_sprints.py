@@ -99,6 +99,34 @@ def test_new_sprints_go_to_the_end_of_their_projects_order(admin: Api) -> None:
     assert [s["$id"] for s in listed] == [second["$id"], first["$id"], third["$id"]]
 
 
+def test_a_reorder_names_each_sprint_once_all_of_one_project(admin: Api) -> None:
+    project = make_board(admin)
+    first, second = make_sprint(admin, project), make_sprint(admin, project)
+    other_project = make_sprint(admin, make_project(admin, project["workspaceId"]))
+    other_workspace = make_sprint(admin, make_board(admin))
+    viewer, viewer_api = make_user(admin)
+    add_member(admin, project["workspaceId"], viewer["$id"], "VIEWER")
+
+    def reorder(api: Api, *sprints: dict[str, Any]) -> Any:
+        entries = [{"$id": s["$id"], "position": 10 * i} for i, s in enumerate(sprints)]
+        return api.post("/sprints/reorder", {"sprints": entries})
+
+    # What the body asks is checked before what the caller may do, as a duplicate is.
+    for api in (admin, viewer_api):
+        for sprints in ((first, other_project), (first, first)):
+            assert error(reorder(api, *sprints), 400)["details"] == {
+                "field": "sprints",
+                "reason": "invalid_value",
+            }
+    assert error(reorder(admin, first, other_workspace), 400)["details"]["field"] == "sprints"
+    assert reorder(viewer_api, first, other_workspace).status_code == 404
+    assert reorder(viewer_api, second, first).status_code == 403
+    assert [s["$id"] for s in reorder(admin, second, first).json()["data"]["documents"]] == [
+        second["$id"],
+        first["$id"],
+    ]
+
+
 def test_create_refuses_a_project_outside_the_named_workspace(admin: Api) -> None:
     project = make_board(admin)
     elsewhere = make_board(admin)

@@ -413,8 +413,8 @@ def access_notification(session: Session, caller: Caller, notification_id: str) 
 def access_sprints(
     session: Session, caller: Caller, ids: list[str]
 ) -> tuple[dict[str, Sprint], WorkspaceAccess]:
-    """Several sprints by `$id`, each named once (else 400), all in one workspace, locked for
-    a change; any the caller cannot see is 404."""
+    """Several sprints by `$id`, each named once and all of one project (else 400), locked
+    for a change; any the caller cannot see is 404."""
     if len(set(ids)) != len(ids):
         raise InvalidRequest("sprints", "invalid_value", "sprints: a sprint appears twice.")
     query = _membership_join(
@@ -425,11 +425,9 @@ def access_sprints(
     sprints = {row.Sprint.id: row.Sprint for row in rows}
     if len(sprints) != len(ids):
         raise NotFound("Sprint")
-    workspaces = {row.Sprint.workspace_id: row.role for row in rows}
-    if len(workspaces) > 1:
+    if len({sprint.project_id for sprint in sprints.values()}) > 1:
         raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
-    ((workspace_id, role),) = workspaces.items()
-    return sprints, WorkspaceAccess(caller, workspace_id, Role(role))
+    return sprints, WorkspaceAccess(caller, rows[0].Sprint.workspace_id, Role(rows[0].role))
 
 
 def membership_join_sql(caller: Caller, workspace_column: str) -> tuple[str, dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import itertools
 import logging
@@ -197,6 +198,18 @@ async def _stopped(deliveries: asyncio.Task[None], stop: asyncio.Event) -> None:
         await deliveries
 
 
+_M_ARENA_MAX = -8
+"""`mallopt`'s parameter for how many malloc arenas glibc may make (`malloc.h`)."""
+
+
+def _few_malloc_arenas() -> None:
+    """At most two glibc malloc arenas in this process. By default every request thread (on
+    PostgreSQL) gets an arena of its own, and what one thread frees is kept apart from the
+    others: the bench's peak RSS was 2 to 3 MiB higher. Without glibc, nothing changes."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, 2)
+
+
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
     """Raises `serverkey.MissingServerKey` on PostgreSQL without `SPRINTBOARD_SECRET_KEY`."""
     settings = settings or Settings()
@@ -243,6 +256,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                 )
                 lifetime.push_async_callback(_stopped, deliveries, stop)
             lifetime.push_async_callback(app.state.agents.close)
+            _few_malloc_arenas()
             if settings.gc_freeze:
                 # What start-up built (routes, models, schemas: most of the heap) lives as
                 # long as the process; frozen, the collector no longer walks it on every full

@@ -271,9 +271,6 @@ def reorder_sprints(
     """Set new positions for sprints of one project (`entries`, in order: `sprints` holds
     each, locked, `access.access_sprints`); returns that project's sprints in their new
     order, and how many it has."""
-    projects = {sprint.project_id for sprint in sprints.values()}
-    if len(projects) > 1:
-        raise InvalidRequest("sprints", "invalid_value", "sprints: all must be of one project.")
     for entry in entries:
         sprint, position = sprints[entry.id], entry.position
         if sprint.position != position:
@@ -281,7 +278,7 @@ def reorder_sprints(
             sprint.position = position
             _touch(sprint)
             _record(session, sprint, "sprint.updated", access.caller, changes=changes)
-    (project_id,) = projects
+    project_id = next(iter(sprints.values())).project_id
     session.flush()
     window = SprintQuery(limit=500).window()
     page = sprint_store.page(

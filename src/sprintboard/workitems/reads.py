@@ -1,8 +1,8 @@
 """Reading work items for responses: the hot path, in plain SQL (see `sprintboard.sql`).
 
-Every work item a response shows comes through `ItemRows`: one statement for the items with
-their project, one for all their assignees, whatever the page size. Writes stay in
-`service.py` (SQLAlchemy); after a write the response re-reads the item from here.
+Every work item a response shows comes through here: one statement for the items with their
+project, one for all their assignees, whatever the page size. Changes are `store.py`'s and
+creates `service.py`'s; after a write the response re-reads the item from here.
 """
 
 from collections.abc import Callable, Iterable, Sequence
@@ -240,15 +240,17 @@ def read_visible_item(
     lock_sprints_moved_to(session, caller, moving_to)
     where, params = visible_item_sql(caller, ref, workspace_id=workspace_id)
     lock = row_lock(session, "wi") if for_change else ""
+    related = "" if for_change else _RELATED[db.dialect]
     row, columns = db.fetch_one(
-        f"{_DETAIL[db.dialect]}, member_.role AS role_{_ITEM_AND_PROJECT}{where}{lock}", params
+        f"{_DETAIL[db.dialect]}{related}, member_.role AS role_{_ITEM_AND_PROJECT}{where}{lock}",
+        params,
     )
     if row is None:
         raise NotFound("Work item")
     assignees = _assignee_rows(row[columns["assignees_"]])
     record = _detail(db, row, assignees, history=not for_change, columns=columns)
     if not for_change:
-        record = with_hierarchy(db, record)
+        record = with_hierarchy(db, record, _related_of(row, columns))
     version = row[columns["version"]]
     access = workspace_access(caller, record["workspaceId"], row[columns["role_"]])
     return VisibleItem(record, etag(record["$id"], version), access, version)
@@ -294,31 +296,44 @@ level bound keeps even damaged data from looping), in rows of `_HIERARCHY_ROW`'s
 _PARENT = (
     "SELECT 'p' AS kind_, NULL AS id, id AS task_id, key, title, status, NULL AS created_at,"
     " type, NULL AS items, NULL AS done_items, NULL AS points, NULL AS done_points"
-    " FROM work_items WHERE id = :parent_id"
+    " FROM work_items WHERE id = {parent}"
 )
-"""The item's parent, in a row of `_HIERARCHY_ROW`'s shape."""
+"""The item's parent (`parent`: its `$id`), in a row of `_HIERARCHY_ROW`'s shape."""
 _HIERARCHY_ROW = (
     "kind_, id, task_id, key, title, status, created_at, type, items, done_items, points,"
     " done_points"
 )
 """The columns of the rows `with_hierarchy` reads: its kind (`g` progress, `p` parent, `o`
 and `i` relations), then what each kind fills (the others NULL)."""
+_HIERARCHY_NAMES = _HIERARCHY_ROW.split(", ")
+_HIERARCHY_COLUMNS = Columns(_HIERARCHY_NAMES)
 
 
-def _relations_sql(codec: Codec) -> str:
-    """An item's relations, both ways, as rows of `_HIERARCHY_ROW`'s shape: `o` where it is
-    the source, `i` where it is the target."""
+def _relations_sql(codec: Codec, item: str = ":id") -> str:
+    """An item's relations (the item being `item`), both ways, as rows of `_HIERARCHY_ROW`'s
+    shape: `o` where it is the source, `i` where it is the target."""
     created = codec.timestamp_column("r.created_at")
     return " UNION ALL ".join(
         f"SELECT '{kind}' AS kind_, r.id AS id, o.id AS task_id, o.key AS key, o.title AS title,"
         f" o.status AS status, {created} AS created_at, r.type AS type, NULL AS items,"
         " NULL AS done_items, NULL AS points, NULL AS done_points FROM work_item_relations r"
-        f" JOIN work_items o ON o.id = r.{other} WHERE r.{me} = :id"
+        f" JOIN work_items o ON o.id = r.{other} WHERE r.{me} = {item}"
         for kind, me, other in (("o", "source_id", "target_id"), ("i", "target_id", "source_id"))
     )
 
 
 _RELATIONS = {dialect: _relations_sql(Codec(dialect)) for dialect in ("sqlite", "postgresql")}
+_RELATED = {
+    "sqlite": "",
+    "postgresql": ", (SELECT coalesce(json_agg(h_), '[]')::text FROM ("
+    f"{_relations_sql(Codec('postgresql'), 'wi.id')}"
+    f" UNION ALL {_PARENT.format(parent='wi.parent_id')}"
+    ") h_) AS related_",
+}
+"""A column of one item's read: on PostgreSQL its parent and relations as a JSON array of
+`_HIERARCHY_ROW` objects, which saves `with_hierarchy` its statement (a round trip) unless
+the item has children; on SQLite nothing (as `_ASSIGNEES`: a statement costs it less than
+JSON functions do)."""
 SEEN_FROM_TARGET = {"blocks": "blocked_by", "duplicates": "duplicated_by"}
 """A stored relation's type as its target sees it (`relates_to` reads the same both ways)."""
 _HIERARCHY_ORDER = " ORDER BY kind_, created_at, id"
@@ -367,19 +382,28 @@ def with_new_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def with_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
+def with_hierarchy(db: Raw, item: dict[str, Any], related: str | None = None) -> dict[str, Any]:
     """`item` with `parent`, `progress` (over all its descendants), `relations` and
-    `blocked`: one statement, whose parts run only where they can find something."""
-    parts, params = [_RELATIONS[db.dialect]], {"id": item["$id"]}
-    if item["parentId"] is not None:
-        parts.append(_PARENT)
-        params["parent_id"] = item["parentId"]
-    sql = " UNION ALL ".join(parts)
-    if item["childCount"]:
-        sql = f"{_TREE[db.dialect]} UNION ALL {sql}"
+    `blocked`: one statement, whose parts run only where they can find something; none but
+    the progress's if the parent and relations were read with the item (`related`, the
+    `related_` column of `_RELATED`)."""
+    rows: list[Sequence[Any]]
+    if related is None:
+        parts, params = [_RELATIONS[db.dialect]], {"id": item["$id"]}
+        if item["parentId"] is not None:
+            parts.append(_PARENT.format(parent=":parent_id"))
+            params["parent_id"] = item["parentId"]
+        sql = " UNION ALL ".join(parts)
+        if item["childCount"]:
+            sql = f"{_TREE[db.dialect]} UNION ALL {sql}"
+        rows, columns = db.fetch(f"{sql}{_HIERARCHY_ORDER}", params)
+    else:
+        columns = _HIERARCHY_COLUMNS
+        rows = [tuple(map(part.get, _HIERARCHY_NAMES)) for part in _loads(related)]
+        if item["childCount"]:
+            rows += db.rows(_TREE[db.dialect], {"id": item["$id"]})
     parent, relations = None, []
     progress = {"items": 0, "doneItems": 0, "points": 0, "donePoints": 0}
-    rows, columns = db.fetch(f"{sql}{_HIERARCHY_ORDER}", params)
     kind_of = columns.getter("kind_")
     for row in rows:
         kind = kind_of(row)
@@ -412,14 +436,17 @@ def read_item(
     `history=False` skips reading comments and time logs: a new item has none.
     """
     db = raw(session)
+    related = _RELATED[db.dialect] if history else ""
     row, columns = db.fetch_one(
-        f"{_DETAIL[db.dialect]}{_ITEM_AND_PROJECT} WHERE wi.id = :id", {"id": item_id}
+        f"{_DETAIL[db.dialect]}{related}{_ITEM_AND_PROJECT} WHERE wi.id = :id", {"id": item_id}
     )
     if row is None:
         raise NotFound("Work item")
     assignees = _assignee_rows(row[columns["assignees_"]])
     record, tag = from_row(db, row, assignees, history=history, columns=columns)
-    return (with_hierarchy(db, record) if history else record), tag
+    if history:
+        record = with_hierarchy(db, record, _related_of(row, columns))
+    return record, tag
 
 
 def read_items(session: Session, item_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -453,6 +480,11 @@ def from_row(
     and the item's assignees (`users_from_rows`), or None to read them now."""
     record = _detail(db, row, assignees, history=history, columns=columns)
     return record, etag(record["$id"], row[columns["version"]])
+
+
+def _related_of(row: Sequence[Any], columns: Columns) -> str | None:
+    """The `related_` column of a row read with `_RELATED`, if it was (on PostgreSQL)."""
+    return row[columns["related_"]] if "related_" in columns else None
 
 
 def _assignee_rows(column: str | None) -> list[dict[str, Any]] | None:
