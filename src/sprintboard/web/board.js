@@ -29,8 +29,7 @@ export function positionBetween(previous, next, fallback) {
 const CARD_HEIGHT = 104;
 const CARD_GAP = 6;
 const ROW = CARD_HEIGHT + CARD_GAP;
-// Drawn beyond each edge of the screen (pixels; every card drawn is painted again in each
-// frame that changes a window, so they are few), and, from a column's top, its first FIRST
+// Drawn beyond each edge of the screen (pixels), and, from a column's top, its first FIRST
 // cards at least.
 const OVERSCAN = 300;
 const FIRST = 20;
