@@ -29,8 +29,9 @@ export function positionBetween(previous, next, fallback) {
 const CARD_HEIGHT = 104;
 const CARD_GAP = 6;
 const ROW = CARD_HEIGHT + CARD_GAP;
-// Drawn beyond each edge of the screen (pixels), and, from a column's top, its first FIRST
-// cards at least.
+// Drawn beyond each edge of the screen (pixels), and, while a window starts among a column's
+// first FIRST cards, all of those (so none is taken away and drawn again as the top scrolls
+// off).
 const OVERSCAN = 300;
 const FIRST = 20;
 // The lane of the items of no epic (or no assignee), and the board without lanes.
@@ -428,7 +429,7 @@ export async function renderBoard(root, { projectId }) {
       const top = list.element.getBoundingClientRect().top;
       const count = list.items.length;
       const start = Math.min(count, Math.max(0, Math.floor((-top - OVERSCAN) / ROW)));
-      const end = Math.min(count, Math.max(start ? 0 : FIRST, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
+      const end = Math.min(count, Math.max(start < FIRST ? FIRST : 0, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
       if (all || start !== list.start || end !== list.end) windows.push([list, start, end]);
     }
     const placed = [];
