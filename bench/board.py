@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter, time
 from typing import Any
@@ -149,8 +149,20 @@ def seed_wall(api: Api, database_url: str, seeded: Seeded) -> Wall:
     return Wall(project["$id"], ws, sprint, keys)
 
 
-def _main_thread_task_cpu(trace: Any) -> list[float]:
-    """The CPU (thread) time in ms of each task of the renderer's main thread in a trace."""
+@dataclass
+class TraceCpu:
+    """What a Chromium trace says of the renderer's main thread (CPU, that is thread, time)."""
+
+    tasks: list[float] = field(default_factory=list)
+    """Each task's CPU time (ms)."""
+    paint_ms: float = 0.0
+    """The CPU time of its paints (recording display lists) together: cards painted again in
+    every frame that scrolls show here first."""
+
+
+def _main_thread_cpu(trace: Any) -> TraceCpu:
+    """The CPU time in ms of each task of the renderer's main thread in a trace, and of its
+    paints."""
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     main = {
         (e["pid"], e["tid"])
@@ -159,11 +171,11 @@ def _main_thread_task_cpu(trace: Any) -> list[float]:
         and e.get("name") == "thread_name"
         and e["args"].get("name") == "CrRendererMain"
     }
-    return [
-        e.get("tdur", 0) / 1000
-        for e in events
-        if e.get("name") == "RunTask" and e.get("ph") == "X" and (e["pid"], e["tid"]) in main
-    ]
+    ours = [e for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in main]
+    return TraceCpu(
+        tasks=[e.get("tdur", 0) / 1000 for e in ours if e.get("name") == "RunTask"],
+        paint_ms=sum(e.get("tdur", 0) / 1000 for e in ours if e.get("name") == "Paint"),
+    )
 
 
 def _p(values: list[float], share: float) -> float:
@@ -259,19 +271,21 @@ class BoardBench:
         )
         return tasks
 
-    def scroll_row(self, name: str, tasks: list[float], cpu: list[float], what: str) -> None:
+    def scroll_row(self, name: str, tasks: list[float], cpu: TraceCpu, what: str) -> None:
         """`tasks`: the long tasks' wall times; `cpu`: every task's CPU time (the trace's
-        thread time), which other processes on the machine do not stretch."""
+        thread time), which other processes on the machine do not stretch, and the paints'."""
         what += f"; longest {max(tasks):.0f} ms" if tasks else ""
-        over = sum(c >= 50 for c in cpu)
-        what += f"; longest task's CPU {max(cpu, default=0):.0f} ms, {over} of 50 ms or more"
+        over = sum(c >= 50 for c in cpu.tasks)
+        longest = max(cpu.tasks, default=0)
+        what += f"; longest task's CPU {longest:.0f} ms, {over} of 50 ms or more"
+        what += f"; paint {cpu.paint_ms:.0f} ms CPU in all"
         self.row(name, float(len(tasks)), "long tasks", what)
 
     @contextmanager
-    def cpu_of_tasks(self, page: Any) -> Iterator[list[float]]:
+    def cpu_of_tasks(self, page: Any) -> Iterator[TraceCpu]:
         """The CPU time of each task the page's main thread ran meanwhile (ms), from a
         Chromium trace: what a long task would be on an idle machine."""
-        times: list[float] = []
+        cpu = TraceCpu()
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "trace.json"
             browser = page.context.browser
@@ -281,10 +295,11 @@ class BoardBench:
                 categories=["devtools.timeline", "disabled-by-default-devtools.timeline"],
             )
             try:
-                yield times
+                yield cpu
             finally:
                 browser.stop_tracing()
-            times += _main_thread_task_cpu(orjson.loads(path.read_bytes()))
+            read = _main_thread_cpu(orjson.loads(path.read_bytes()))
+            cpu.tasks, cpu.paint_ms = read.tasks, read.paint_ms
 
     def scroll_board(self, page: Any, path: str) -> None:
         page.goto(path)

@@ -324,6 +324,9 @@ def test_keyboard_focus_walks_a_long_column_past_what_was_drawn(
     keys = column_order(board, "IN_REVIEW")
     assert focused == keys[60]
     expect(card(page, keys[0])).to_have_count(0)
+    # A card drawn says its place in the whole list, not among the ones drawn.
+    expect(card(page, keys[60])).to_have_attribute("aria-posinset", "61")
+    expect(card(page, keys[60])).to_have_attribute("aria-setsize", "80")
 
 
 def test_swimlanes_by_epic_and_the_epic_filter(page: Page, board: Board, admin_key: str) -> None:

@@ -20,16 +20,18 @@ export function positionBetween(previous, next, fallback) {
   return fallback;
 }
 
-// A column draws only the cards near the screen: a window over its items, the space of the
-// others kept by its padding, so a column of thousands costs what a screenful does. Every card
-// has one height (set on the board for the stylesheet): a scroll position names the cards it
-// shows, and a drop point its place, without measuring a card.
+// A column draws only the cards near the screen: a window over its items, so a column of
+// thousands costs what a screenful does. Every card has one height (set on the board for the
+// stylesheet) and its own place in its list, which has the height of them all: a scroll
+// position names the cards it shows, a drop point its place, without measuring a card, and a
+// window that moves adds and removes cards at its edges while the others stay where they
+// were (not laid out, not painted again).
 const CARD_HEIGHT = 104;
 const CARD_GAP = 6;
 const ROW = CARD_HEIGHT + CARD_GAP;
-// Drawn beyond each edge of the screen (pixels; every card drawn is painted again in each
-// frame that changes a window, so they are few), and, from a column's top, its first FIRST
-// cards at least.
+// Drawn beyond each edge of the screen (pixels), and, while a window starts among a column's
+// first FIRST cards, all of those (so none is taken away and drawn again as the top scrolls
+// off).
 const OVERSCAN = 300;
 const FIRST = 20;
 // The lane of the items of no epic (or no assignee), and the board without lanes.
@@ -168,7 +170,7 @@ export async function renderBoard(root, { projectId }) {
 
   const header = h("section", { class: "sprint-header", "aria-label": "Sprint" });
   const toolbar = h("form", { class: "filters", role: "search", "aria-label": "Filter cards", onsubmit: (e) => e.preventDefault() });
-  const columns = h("div", { class: "columns", style: `--card-height: ${CARD_HEIGHT}px; --card-gap: ${CARD_GAP}px` });
+  const columns = h("div", { class: "columns", style: `--card-height: ${CARD_HEIGHT}px` });
   fill(root, header, toolbar, columns);
 
   const boardItems = () =>
@@ -307,16 +309,29 @@ export async function renderBoard(root, { projectId }) {
       h("span", { class: "assignees" }, names.map((name) => h("span", { class: "avatar", title: name }, initials(name))))));
   }
 
-  function cardFor(item) {
+  /** The card of `item`, the `index`th of `count` in its list, put at its place there. */
+  function cardAt(item, index, count) {
     const parent = item.parentId ? parents.get(item.parentId) : null;
     const shows = [
       item.key, item.title, item.type, item.priority, item.storyPoints, item.flagged, item.blocked,
       item.assigneeIds.join(), item.labels.join("\u0001"), parent ? `${parent.key}\u0001${parent.title}` : "",
     ].join("\u0002");
-    const known = drawn.get(item.$id);
-    if (known && known.shows === shows) return known.element;
-    const element = card(item);
-    drawn.set(item.$id, { shows, element });
+    let known = drawn.get(item.$id);
+    if (!known || known.shows !== shows) {
+      known = { shows, element: card(item), index: -1, count: -1 };
+      drawn.set(item.$id, known);
+    }
+    const { element } = known;
+    // Written only when changed: a card left as it was is neither laid out nor painted again.
+    if (known.index !== index) {
+      element.style.transform = `translateY(${index * ROW}px)`;
+      element.setAttribute("aria-posinset", String(index + 1));
+      known.index = index;
+    }
+    if (known.count !== count) {
+      element.setAttribute("aria-setsize", String(count));
+      known.count = count;
+    }
     return element;
   }
 
@@ -346,7 +361,7 @@ export async function renderBoard(root, { projectId }) {
           class: "cards", role: "list", "aria-label": label, "data-lane": lane,
           style: laned ? `grid-row: ${2 * n + 3}` : null,
         });
-        lists.set(`${lane} ${status}`, { lane, status, element, meta, items: [], start: 0, end: 0 });
+        lists.set(`${lane} ${status}`, { lane, status, element, meta, items: [], start: 0, end: 0, count: -1 });
         return laned ? [h("div", { class: "lane-gap", style: `grid-row: ${2 * n + 2}` }), element] : element;
       });
       return h("section", {
@@ -414,16 +429,17 @@ export async function renderBoard(root, { projectId }) {
       const top = list.element.getBoundingClientRect().top;
       const count = list.items.length;
       const start = Math.min(count, Math.max(0, Math.floor((-top - OVERSCAN) / ROW)));
-      const end = Math.min(count, Math.max(start ? 0 : FIRST, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
+      const end = Math.min(count, Math.max(start < FIRST ? FIRST : 0, Math.ceil((innerHeight - top + OVERSCAN) / ROW)));
       if (all || start !== list.start || end !== list.end) windows.push([list, start, end]);
     }
     const placed = [];
     for (const [list, start, end] of windows) {
-      const cards = list.items.slice(start, end).map(cardFor);
+      const count = list.items.length;
+      const cards = [];
+      for (let index = start; index < end; index += 1) cards.push(cardAt(list.items[index], index, count));
       place(list.element, cards);
-      list.element.style.paddingTop = `${start * ROW}px`;
-      list.element.style.paddingBottom = `${(list.items.length - end) * ROW}px`;
-      Object.assign(list, { start, end });
+      if (list.count !== count) list.element.style.height = `${count * ROW}px`;
+      Object.assign(list, { start, end, count });
       placed.push([list, cards]);
     }
     // Only now: a card that changed list has been moved out of its old one, not removed
