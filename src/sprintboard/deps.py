@@ -27,7 +27,6 @@ from sprintboard.concurrency import IfMatch
 from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
 from sprintboard.errors import InvalidRequest, Unauthenticated
-from sprintboard.events import service as events
 from sprintboard.idempotency import forget_saved_response, save_response
 from sprintboard.identity import sessions
 from sprintboard.identity.service import authenticate
@@ -198,7 +197,7 @@ def _committed(request: Request, response: Response) -> Response:
     if session is not None:
         save_response(session, request, response)
         if session.in_transaction():  # (a read may never have used the ORM)
-            events.commit(session)
+            session.commit()
     return response
 
 

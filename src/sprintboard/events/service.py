@@ -33,7 +33,6 @@ from typing import Any
 import orjson
 from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
-from sqlalchemy.pool import Pool
 
 from sprintboard.access import row_lock
 from sprintboard.models import new_id, new_ids, stored_timestamp, utcnow
@@ -58,8 +57,6 @@ ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds
 _STAGED = "sprintboard.staged_events"
 _DELIVERIES = "sprintboard.deliveries_written"
 _WORKSPACES = "sprintboard.events_written"
-_WITH_COMMIT = "sprintboard.rows_with_commit"
-_PIPELINE = "sprintboard.pipeline"
 
 
 def record(
@@ -191,27 +188,6 @@ def _after_transaction_end(session: Session, transaction: SessionTransaction) ->
         session.info.pop(_WORKSPACES, None)
 
 
-def commit(session: Session) -> None:
-    """`session.commit()`, where the last rows its hook writes (a few events, notifications,
-    deliveries) go to PostgreSQL with the `COMMIT`, in pipeline mode: one round trip for
-    both. The per-workspace lock (and a create's project counter) is held from the hook to
-    the commit's answer: one round trip less is what the workspace's next writer waits less.
-    (Only a request's commit: nothing may run between the hook and the commit.)"""
-    session.info[_WITH_COMMIT] = True
-    try:
-        session.commit()
-    finally:
-        session.info.pop(_WITH_COMMIT, None)
-
-
-@sa_event.listens_for(Pool, "reset")
-def _leave_pipeline(_driver: Any, record: Any, _state: Any) -> None:
-    """A connection's pipeline mode (`commit`) ends before the pool takes it back."""
-    pipeline = record.info.pop(_PIPELINE, None) if record is not None else None
-    if pipeline is not None:
-        pipeline.__exit__(None, None, None)
-
-
 def write_staged(session: Session) -> None:
     """Write the staged events, their notifications, webhook deliveries and the sprint
     history they make (`sprints/history.py`) (the commit hook).
@@ -226,7 +202,7 @@ def write_staged(session: Session) -> None:
     fan_out = _read_fan_out(session, rows, members=notifying)
     for row, seq in zip(rows, fan_out.seqs, strict=True):
         row["seq"] = seq
-    writer = _BulkWriter(session, with_commit=session.info.get(_WITH_COMMIT, False))
+    writer = _BulkWriter(session)
     deliveries = _deliveries(writer, rows, fan_out)
     starts = sprint_history.record_starts(session, rows)
     writer.insert(
@@ -380,10 +356,9 @@ class _BulkWriter:
     column back through them).
     """
 
-    def __init__(self, session: Session, *, with_commit: bool = False) -> None:
+    def __init__(self, session: Session) -> None:
         self.connection = session.connection()
         self.postgresql = self.connection.dialect.name == "postgresql"
-        self.with_commit = with_commit and self.postgresql
         self._stamps: dict[datetime, Any] = {}
 
     def stamp(self, value: datetime) -> Any:
@@ -430,11 +405,6 @@ class _BulkWriter:
                 insert_rows(
                     driver, postgresql=self.postgresql, table=table, columns=columns, rows=rows
                 )
-        if few and self.with_commit:
-            # Sent with the COMMIT (`commit`); the pool's reset ends the pipeline mode.
-            pipeline = driver.pipeline()
-            pipeline.__enter__()
-            self.connection.connection.info[_PIPELINE] = pipeline
         self._insert_together(driver, few)
 
     @staticmethod
