@@ -67,6 +67,8 @@ def rows_for(
             standing = [(sprint_id, "out")]
         else:
             if "sprintId" in changes:
+                if sprint_id is None and changes["sprintId"]["from"] in ended:
+                    continue  # (a completion's move to the backlog: nothing to write)
                 standing = [(changes["sprintId"]["from"], "out"), (sprint_id, "in")]
             elif "storyPoints" in changes or "DONE" in (changes.get("status") or {}).values():
                 standing = [(sprint_id, "in")]
