@@ -11,6 +11,12 @@ status change of 500 items went from 30-160 ms to 5-15 ms in psql. No query read
 `created_by`, and users are never deleted (they are offboarded, 0006): that index only cost
 each insert and each move of an item (a sprint completion's 5,000) an entry.
 
+The price: a list filtered on both a sprint and a status (`GET /tasks?sprintId=&status=`;
+the board and the backlog read a sprint's items unfiltered) now filters the sprint's rows,
+or walks the board order, for the status: EXPLAIN on a 100,000-item project took 24-32 ms
+instead of 0.1 ms when the sprint held no item of that status. Every other read by sprint
+(its items, figures, completion, the sprints page) kept its plan on `ix_work_items_sprint`.
+
 Revision ID: 0011
 Revises: 0010
 Create Date: 2026-11-26 06:00:00
