@@ -182,6 +182,33 @@ def test_bulk_updates_notify(team: Team) -> None:
     assert newest_first == [t["$id"] for t in reversed(tasks)]
 
 
+def test_one_batch_of_different_changes_notifies_each_as_its_own(team: Team) -> None:
+    """One bulk update whose items share assignees but not their change: each is notified
+    as the rule says (the batch works out an audience once for those that share one)."""
+    admin, ids = team.apis["admin"], team.ids
+    ann = [ids["ann"]]
+    tasks = [make_task(admin, team.project, assigneeIds=ann if n < 4 else []) for n in range(5)]
+    changes = [
+        ({"title": "New"}, {"ann"}),
+        ({"assigneeIds": [ids["bob"]]}, {"ann", "bob", "admin", "boss"}),
+        ({"status": "DONE"}, {"ann", "admin", "boss"}),
+        ({"assigneeIds": [ids["ann"], ids["cat"]]}, {"ann", "admin", "boss"}),
+        ({"assigneeIds": ann}, {"ann", "admin", "boss"}),
+    ]
+    entries = [
+        {"$id": task["$id"], **change} for task, (change, _) in zip(tasks, changes, strict=True)
+    ]
+    team.apis["cat"].ok("POST", "/tasks/bulk-update", {"tasks": entries}, status=200)
+    inboxes = {who: team.inbox(who, "?limit=500")["documents"] for who in team.apis}
+    for task, (change, notified) in zip(tasks, changes, strict=True):
+        got = {
+            who
+            for who, inbox in inboxes.items()
+            if any(n["workItemId"] == task["$id"] for n in inbox)
+        }
+        assert got == notified, change
+
+
 def test_a_key_restricted_to_a_workspace_sees_only_its_notifications(
     admin: Api, team: Team
 ) -> None:

@@ -292,3 +292,34 @@ def test_deletes_take_their_sprints_history_with_them(admin: Api, database: Data
         }[delete]
         admin.ok("DELETE", path)
         assert history_rows() == 0, delete
+
+
+def test_a_completion_writes_no_history_for_the_sprint_it_completes(
+    admin: Api, database: Database
+) -> None:
+    """The completed sprint's report is frozen from its rows before the moves: the moves out
+    give it none (thousands for a big sprint), and the sprint they go to gets its own."""
+
+    def rows_of(sprint: dict[str, Any]) -> list[tuple[str, str]]:
+        with database.transaction() as session:
+            found = session.execute(
+                select(SprintHistory.work_item_id, SprintHistory.kind)
+                .where(SprintHistory.sprint_id == sprint["$id"])
+                .order_by(SprintHistory.seq, SprintHistory.work_item_id)
+            )
+            return [(item_id, kind) for item_id, kind in found]
+
+    project = make_board(admin)
+    sprint, next_sprint = make_sprint(admin, project), make_sprint(admin, project)
+    task = make_task(admin, project, storyPoints=2, sprintId=sprint["$id"])
+    start(admin, sprint)
+    before = rows_of(sprint)
+    assert before == [(task["$id"], "start")]
+    complete(admin, sprint, {"unfinishedDetails": {"moveTo": {"sprintId": next_sprint["$id"]}}})
+    assert rows_of(sprint) == before
+    assert rows_of(next_sprint) == [(task["$id"], "in")]
+    assert report(admin, sprint)["carriedOver"] == {
+        "items": 1,
+        "points": 2,
+        "to": {"sprintId": next_sprint["$id"]},
+    }

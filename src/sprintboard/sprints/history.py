@@ -41,12 +41,17 @@ def record_starts(session: Session, events: list[dict[str, Any]]) -> dict[str, i
     return starts
 
 
+_ENDS = frozenset({"sprint.deleted", "sprint.completed"})
+
+
 def rows_for(
     events: list[dict[str, Any]], starts: dict[str, int], stamp: Callable[[Any], Any]
 ) -> list[tuple[Any, ...]]:
     """The history rows of numbered `events` (in `COLUMNS` order), leaving out sprints the
-    same transaction deletes (their rows would go with them) and what came before a start."""
-    deleted = {e["subject_id"] for e in events if e["type"] == "sprint.deleted"}
+    same transaction deletes (their rows would go with them) or completes (their report was
+    frozen from the rows before: a completion's moves out, thousands of rows, would never be
+    read), and what came before a start."""
+    ended = {e["subject_id"] for e in events if e["type"] in _ENDS}
     rows: list[tuple[Any, ...]] = []
     for event in events:
         if not event["type"].startswith("task."):
@@ -62,13 +67,15 @@ def rows_for(
             standing = [(sprint_id, "out")]
         else:
             if "sprintId" in changes:
+                if sprint_id is None and changes["sprintId"]["from"] in ended:
+                    continue  # (a completion's move to the backlog: nothing to write)
                 standing = [(changes["sprintId"]["from"], "out"), (sprint_id, "in")]
             elif "storyPoints" in changes or "DONE" in (changes.get("status") or {}).values():
                 standing = [(sprint_id, "in")]
             else:
                 continue
         for target, kind in standing:
-            if target is None or target in deleted or event["seq"] < starts.get(target, 0):
+            if target is None or target in ended or event["seq"] < starts.get(target, 0):
                 continue
             rows.append(
                 (

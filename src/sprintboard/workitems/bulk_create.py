@@ -28,6 +28,7 @@ from sprintboard.workitems.schemas import TaskCreate
 from sprintboard.workitems.service import (
     BOARD_TOP,
     ITEM_COLUMNS,
+    Assignee,
     NewItem,
     check_sprint,
     check_type,
@@ -36,6 +37,7 @@ from sprintboard.workitems.service import (
     item_values,
     new_record,
     no_project,
+    read_members,
     title_of,
     unique,
 )
@@ -121,22 +123,13 @@ def _first_of(entries: Sequence[TaskCreate], values: Any) -> dict[str, int]:
     return first
 
 
-def _assignees(
-    db: Raw, workspace_id: str, entries: Sequence[TaskCreate]
-) -> dict[str, Sequence[Any]]:
-    """The rows (`$id`, name, email) of the users the entries assign, each a member of the
-    workspace (else 400 `not_found`, naming the first entry with one who is not)."""
+def _assignees(db: Raw, workspace_id: str, entries: Sequence[TaskCreate]) -> dict[str, Assignee]:
+    """The users the entries assign, by `$id`, each a member of the workspace (else 400
+    `not_found`, naming the first entry with one who is not)."""
     wanted = sorted({user for e in entries for user in e.assignee_ids})
     if not wanted:
         return {}
-    placeholders, names = in_list("u", wanted)
-    rows, columns = db.fetch(
-        "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
-        f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
-        {"workspace_id": workspace_id, **names},
-    )
-    user_id = columns["id"]
-    members = {row[user_id]: row for row in rows}
+    members = {assignee.id: assignee for assignee in read_members(db, workspace_id, wanted)}
     for index, data in enumerate(entries):
         if missing := [u for u in data.assignee_ids if u not in members]:
             raise InvalidRequest(

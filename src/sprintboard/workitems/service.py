@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from sqlalchemy import (
@@ -95,7 +95,8 @@ def _create(*, active_sprint: bool) -> str:
     """PostgreSQL, an item without a parent: the counter's bump (`_next_number`), the insert
     and the assignees' check in one statement, one round trip, after which the counter is
     held only for the events and the commit. Answers the counter's row and the assignees
-    found (`assignees_`: `[[$id, name, email]]`, JSON); none if there is no such project
+    found (`assignees_`: `[[$id, name, email]]`, JSON, `Assignee`'s fields in its order); none
+    if there is no such project
     (nothing is inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts.
     """
     with_sprint, update = _next_number("postgresql", active_sprint=active_sprint)
@@ -162,6 +163,23 @@ _INSERT_ITEM = (
 _CREATE = {active: _create(active_sprint=active) for active in (False, True)}
 
 
+class Assignee(NamedTuple):
+    """A user an item is assigned to, as found for a create: what its `assignees` shows."""
+
+    id: str
+    name: str
+    email: str
+
+    def shown(self) -> dict[str, str]:
+        return {"$id": self.id, "name": self.name, "email": self.email}
+
+
+def assignee_reader(columns: Columns) -> Callable[[Sequence[Any]], Assignee]:
+    """What makes an `Assignee` of a row with the columns `id`, `name` and `email`."""
+    fields = columns.getter("id", "name", "email")
+    return lambda row: Assignee._make(fields(row))
+
+
 def _counter_reader(columns: Columns) -> Getter:
     """What reads a create's numbering (`_next_number`'s `RETURNING`) from its row."""
     return columns.getter(
@@ -182,8 +200,8 @@ class NewItem:
     position: float | None
     """None until the database has placed it (`_create`)."""
     title: str
-    assignees: list[Sequence[Any]]
-    """The rows (`$id`, name, email) of its assignees, in `assigneeIds` order."""
+    assignees: list[Assignee]
+    """Its assignees, in `assigneeIds` order."""
     parent_id: str | None = None
 
 
@@ -243,7 +261,7 @@ def new_record(
         "status": data.status or ("TODO" if new.sprint_id else "BACKLOG"),
         "priority": data.priority,
         "description": data.description,
-        "assigneeIds": [row[0] for row in new.assignees],
+        "assigneeIds": [assignee.id for assignee in new.assignees],
         "labels": _unique(data.labels),
         "dueDate": data.due_date.isoformat() if data.due_date is not None else None,
         "estimatedHours": _real(data.estimated_hours),
@@ -264,24 +282,26 @@ def new_record(
         "childCount": 0,
         "project": {"$id": project_id, "name": project_name, "key": project_key},
         **({"comments": [], "timeLogs": []} if detail else {}),
-        "assignees": [{"$id": u, "name": name, "email": email} for u, name, email in new.assignees],
+        "assignees": [assignee.shown() for assignee in new.assignees],
     }
     return record, own
 
 
-def _found_assignees(user_ids: list[str], rows: list[list[str]]) -> list[Sequence[Any]]:
-    """The assignees' rows, in `user_ids` order; 400 `not_found` if one is not a member."""
-    members = {row[0] for row in rows}
+def _found_assignees(user_ids: list[str], found: str) -> list[Assignee]:
+    """The assignees `_create` found (`found`, its JSON), in `user_ids` order; 400
+    `not_found` if one is not a member."""
+    assignees = [Assignee._make(fields) for fields in orjson.loads(found)]
+    members = {assignee.id for assignee in assignees}
     if missing := [u for u in user_ids if u not in members]:
         raise InvalidRequest(
             "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
         )
-    return in_order(user_ids, rows)
+    return in_order(user_ids, assignees)
 
 
-def in_order(user_ids: list[str], rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
-    """The users' rows (`$id` first), in the order of `user_ids` (each found)."""
-    by_id = {row[0]: row for row in rows}
+def in_order(user_ids: list[str], assignees: Sequence[Assignee]) -> list[Assignee]:
+    """The users among `assignees`, in the order of `user_ids` (each found)."""
+    by_id = {assignee.id: assignee for assignee in assignees}
     return [by_id[user_id] for user_id in user_ids]
 
 
@@ -313,7 +333,7 @@ def create_work_item(
     db = raw(session)
     one_statement = not db.codec.sqlite and data.parent_id is None
     assignee_ids = unique(data.assignee_ids)
-    assignees: list[Sequence[Any]] = []
+    assignees: list[Assignee] = []
     if data.sent("sprint_id") or not one_statement:  # (assignees are the first thing to say)
         assignees = in_order(
             assignee_ids, _check_assignees(session, access.workspace_id, assignee_ids)
@@ -354,7 +374,7 @@ def create_work_item(
         raise no_project()
     number, project_key, project_name, board_end, active_id = columns.made(_counter_reader)(counter)
     if one_statement:
-        assignees = _found_assignees(assignee_ids, orjson.loads(counter[columns["assignees_"]]))
+        assignees = _found_assignees(assignee_ids, counter[columns["assignees_"]])
     new = replace(
         new,
         number=int(number),
@@ -743,26 +763,30 @@ def check_type(session: Session, workspace_id: str, type_name: str) -> None:
         raise InvalidRequest("type", "invalid_value", f"type: {type_name} is not a known type.")
 
 
-def _check_assignees(
-    session: Session, workspace_id: str, user_ids: list[str]
-) -> list[Sequence[Any]]:
-    """400 `not_found` unless every one is a member of the workspace; returns their rows
-    (`$id`, name, email) for the answer's `assignees`.
+def _check_assignees(session: Session, workspace_id: str, user_ids: list[str]) -> list[Assignee]:
+    """400 `not_found` unless every one is a member of the workspace; returns them, for the
+    answer's `assignees`.
     """
     if not user_ids:
         return []
-    placeholders, names = in_list("u", user_ids)
-    rows = raw(session).rows(
-        "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
-        f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
-        {"workspace_id": workspace_id, **names},
-    )
-    members = {row[0] for row in rows}
+    assignees = read_members(raw(session), workspace_id, user_ids)
+    members = {assignee.id for assignee in assignees}
     if missing := [u for u in user_ids if u not in members]:
         raise InvalidRequest(
             "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
         )
-    return rows
+    return assignees
+
+
+def read_members(db: Raw, workspace_id: str, user_ids: Sequence[str]) -> list[Assignee]:
+    """Those of the users `user_ids` who are members of the workspace (in no set order)."""
+    placeholders, names = in_list("u", user_ids)
+    rows, columns = db.fetch(
+        "SELECT u.id, u.name, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id"
+        f" WHERE m.workspace_id = :workspace_id AND m.user_id IN {placeholders}",
+        {"workspace_id": workspace_id, **names},
+    )
+    return list(map(columns.made(assignee_reader), rows))
 
 
 def _check_project(db: Raw, project: dict[str, str]) -> None:

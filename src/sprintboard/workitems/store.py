@@ -139,12 +139,14 @@ def move_sprint_items(
     }
     rows, columns = db.fetch(_MOVE[db.dialect].format(unfinished=unfinished), params)
     items = sorted(map(columns.made(reads.item_decoder), rows), key=_BY_ID)
+    del rows
+    # One diff for all: events are only read once recorded (and written as JSON).
+    diff = {"sprintId": {"from": sprint_id, "to": to_sprint_id}}
     to_record = []
     for item in items:
         # The item is its event's `workItem`: `reads.event_form` less the copy (of what that
         # leaves out, these rows carry only these two).
         del item["project"], item["childCount"]
-        diff = {"sprintId": {"from": sprint_id, "to": to_sprint_id}}
         to_record.append(_updated(item, diff, actor_id, form=item))
     events.record_many(session, to_record)
     return len(items)
