@@ -42,6 +42,39 @@ def test_editing_in_the_drawer_saves_and_the_card_follows(page: Page, board: Boa
     expect(card.locator(".avatar")).to_have_text("AA")
 
 
+def test_the_echo_of_a_save_does_not_say_someone_else_changed_it(page: Page, board: Board) -> None:
+    """The stream brings the drawer's own save back, often after the save's answer: that
+    echo is not someone else's change; a later change is."""
+    key = board.items["Write the login page"]["key"]
+    drawer = open_drawer(page, board, key)
+    drawer.get_by_label("Title").fill("Write the sign-in page")
+    drawer.get_by_role("button", name="Save").click()
+    expect(drawer.locator(".notice")).to_have_text("Saved.")
+    page.evaluate("document.activeElement.blur()")  # (a change while typing only warns)
+    saved = board.item(key)
+
+    def arrives(item: dict[str, object]) -> None:
+        page.evaluate(
+            """async (item) => {
+                const { store } = await import("/static/store.js");
+                store.applyEvent({ $id: store.cursor, type: "task.updated",
+                    subjectId: item.$id, payload: { workItem: item } });
+            }""",
+            item,
+        )
+
+    reads: list[str] = []
+    page.on("request", lambda r: reads.append(r.url) if "/api/v1/tasks/" in r.url else None)
+    arrives(saved)  # the echo, however late: nothing to read again
+    page.wait_for_timeout(1000)
+    assert reads == []
+    expect(drawer.locator(".notice")).to_have_text("Saved.")
+    board.api.patch(f"/tasks/{key}", json={"title": "Their title"}).raise_for_status()
+    arrives(board.item(key))  # someone else's change (whether or not the stream brought it)
+    expect(drawer.locator(".notice")).to_have_text("Updated by someone else.")
+    expect(drawer.get_by_label("Title")).to_have_value("Their title")
+
+
 def test_a_conflicting_edit_is_refused_and_the_item_reloaded(page: Page, board: Board) -> None:
     key = board.items["Design the schema"]["key"]
     drawer = open_drawer(page, board, key)

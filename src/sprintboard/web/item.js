@@ -260,6 +260,10 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
 
   const unsubscribe = store.subscribe((change) => {
     if (!change.remote || !item || !change.event || change.event.subjectId !== item.$id) return;
+    // The echo of this drawer's own save (or anything older) arrives after its answer: it
+    // changes nothing here. Every change moves `$updatedAt` on, so only a later one counts.
+    const changed = change.event.payload?.workItem;
+    if (changed && (changed.$updatedAt || "") <= (item.$updatedAt || "")) return;
     if (root.querySelector("form.edit")?.contains(document.activeElement)) {
       const notice = root.querySelector(".notice");
       if (notice) notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";
