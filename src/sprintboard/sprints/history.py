@@ -1,7 +1,8 @@
 """A sprint's history, the facts its report is computed from (`SprintHistory`), taken from the
 events a transaction writes, when it writes them (`events.service.write_staged`). Every change
 to a work item goes through an event, so every path that changes one (PATCH, bulk update, a
-completion's moves, deletes) is recorded here without knowing of it.
+completion's moves, deletes) is recorded here without knowing of it; but for the moves out of
+a sprint its completion makes: its report was frozen before them and is never read again.
 
 An event about an item gives a row for each sprint it concerns: the sprint it is in after the
 change (`in`, with its points and whether it is DONE), and the sprint it left (`out`). Only

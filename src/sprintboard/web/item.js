@@ -258,12 +258,18 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
     }
   }
 
+  // Whether an item from the stream is what is shown already: the echo of this drawer's own
+  // save (which often arrives after the save's answer) or an older state. Not a later change,
+  // even one made in the same millisecond: that one differs in a field.
+  function shows(changed) {
+    if (!changed?.$updatedAt) return false;
+    if (changed.$updatedAt < (item.$updatedAt || "")) return true;
+    return Object.entries(changed).every(([name, value]) => JSON.stringify(value ?? null) === JSON.stringify(item[name] ?? null));
+  }
+
   const unsubscribe = store.subscribe((change) => {
     if (!change.remote || !item || !change.event || change.event.subjectId !== item.$id) return;
-    // The echo of this drawer's own save (or anything older) arrives after its answer: it
-    // changes nothing here. Every change moves `$updatedAt` on, so only a later one counts.
-    const changed = change.event.payload?.workItem;
-    if (changed && (changed.$updatedAt || "") <= (item.$updatedAt || "")) return;
+    if (/^task\.(created|updated)$/.test(change.event.type) && shows(change.event.payload?.workItem)) return;
     if (root.querySelector("form.edit")?.contains(document.activeElement)) {
       const notice = root.querySelector(".notice");
       if (notice) notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";

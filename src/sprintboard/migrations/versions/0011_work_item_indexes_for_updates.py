@@ -1,8 +1,8 @@
 """Work items' indexes for cheaper updates: `ix_work_items_sprint` on `sprint_id` alone (was
 `sprint_id, status`), no `ix_work_items_created_by`, and on PostgreSQL a fill factor of 85.
 
-With `status` in an index, every status change (a board's drag between columns, a bulk
-update of 500) wrote a new entry into every index of the row on PostgreSQL (no HOT update)
+With `status` in an index, every status change that moves nothing (the drawer, a bulk update
+of 500 statuses) wrote a new entry into every index of the row on PostgreSQL (no HOT update)
 and moved an entry on SQLite; every read by sprint filters its status on the rows anyway.
 Now a change to none of the indexed columns (`status`, `title`, points, assignees...) can
 be a HOT update, which the free tenth of each page left by the fill factor keeps possible
@@ -11,11 +11,13 @@ status change of 500 items went from 30-160 ms to 5-15 ms in psql. No query read
 `created_by`, and users are never deleted (they are offboarded, 0006): that index only cost
 each insert and each move of an item (a sprint completion's 5,000) an entry.
 
-The price: a list filtered on both a sprint and a status (`GET /tasks?sprintId=&status=`;
-the board and the backlog read a sprint's items unfiltered) now filters the sprint's rows,
-or walks the board order, for the status: EXPLAIN on a 100,000-item project took 24-32 ms
-instead of 0.1 ms when the sprint held no item of that status. Every other read by sprint
-(its items, figures, completion, the sprints page) kept its plan on `ix_work_items_sprint`.
+The price: a list filtered on both a sprint and a status (`GET /tasks?sprintId=&status=`, as
+the MCP `find_items` tool may send it; the board and the backlog read a sprint's items
+unfiltered) now filters the sprint's rows, or walks the board order, for the status: EXPLAIN
+on a 100,000-item project took 24-32 ms instead of 0.1 ms when the sprint held no item of
+that status. Every other read by sprint (its items, figures, completion, the sprints page)
+kept its plan on `ix_work_items_sprint`. On PostgreSQL, building the new index blocks writes
+to `work_items` for as long as it takes (it runs in the upgrade's transaction).
 
 Revision ID: 0011
 Revises: 0010
