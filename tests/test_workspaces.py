@@ -1,6 +1,6 @@
 """Workspaces, members and custom work item types."""
 
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 import pytest
@@ -41,6 +41,35 @@ def test_create_get_update_delete(admin: Api) -> None:
     assert admin.get(path).status_code == 404
     assert admin.delete(path).status_code == 404
     assert admin.ok("GET", "/workspaces")["total"] == 0
+
+
+def test_a_new_record_was_updated_when_it_was_created(
+    admin: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$updatedAt` equals `$createdAt` on a create, even when the clock moves on between the
+    two readings a record's defaults would take (here: a millisecond a reading)."""
+    start = datetime(2026, 11, 26, 7, 0, tzinfo=UTC)
+    readings = iter(range(1_000_000))
+    monkeypatch.setattr(models, "clock", lambda: start + timedelta(milliseconds=next(readings)))
+    workspace = make_workspace(admin)
+    user, _ = make_user(admin)
+    created = [
+        workspace,
+        make_project(admin, workspace["$id"]),
+        user,
+        admin.ok(
+            "POST",
+            "/sprints",
+            {
+                "name": "S",
+                "workspaceId": workspace["$id"],
+                "projectId": make_project(admin, workspace["$id"])["$id"],
+            },
+        ),
+        add_member(admin, workspace["$id"], user["$id"], "MEMBER"),
+    ]
+    for record in created:
+        assert record["$createdAt"] == record["$updatedAt"], record
 
 
 def test_description_defaults_to_null(admin: Api) -> None:

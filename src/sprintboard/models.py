@@ -132,13 +132,18 @@ class Base(DeclarativeBase):
 @event.listens_for(Base, "init", propagate=True)
 def _apply_defaults(target: Base, _args: Any, kwargs: dict[str, Any]) -> None:
     """Fill column defaults when a record is built, not when it is flushed, so that a new
-    record can be serialized (its `$id`, timestamps, counters) before the commit.
+    record can be serialized (its `$id`, timestamps, counters) before the commit. A new
+    record's `updated_at` is its `created_at`: two readings of the clock could fall on either
+    side of a millisecond.
     """
+    given = set(kwargs)
     for column in target.__table__.columns:
         default = column.default
         if column.key in kwargs or default is None or not hasattr(default, "arg"):
             continue
         kwargs[column.key] = default.arg(None) if callable(default.arg) else default.arg
+    if "updated_at" not in given and "created_at" in kwargs and "updated_at" in kwargs:
+        kwargs["updated_at"] = kwargs["created_at"]
 
 
 class Timestamped:
