@@ -24,11 +24,11 @@ from bench.report import Row, judge, table, write_json
 from bench.seed import (
     Seeded,
     create_admin,
-    move_backlog_into,
     seed_base,
     seed_board,
     seed_by_copy,
     seed_env,
+    sprint_to_complete,
 )
 from bench.server import LOAD_CPU, VENV_BIN, Server, pinning_note
 
@@ -475,30 +475,10 @@ class Run:
         """Complete an ACTIVE sprint of `sprint_items` TODO items (copied in), moving them all
         to the backlog; `completions` times (the later sprints get the backlog's items put
         back in, by one `UPDATE`), p50."""
-        ws = seeded.workspace_id
-        flow = seeded.projects["flow"]["$id"]
         times, moved = [], []
         for n in range(self.cfg.completions):
-            sprint = api.call(
-                "POST",
-                "/sprints",
-                {"name": f"Big sprint {n + 1}", "workspaceId": ws, "projectId": flow},
-                expect=201,
-            )
-            api.call("PATCH", f"/sprints/{sprint['$id']}", {"status": "ACTIVE"})
-            if n == 0:
-                seed_by_copy(
-                    api,
-                    self.url,
-                    seeded,
-                    project="flow",
-                    total=self.cfg.sprint_items,
-                    sprint_id=sprint["$id"],
-                    status="TODO",
-                )
-            else:
-                move_backlog_into(self.url, project_id=flow, sprint_id=sprint["$id"])
-            data, elapsed = api.timed("POST", f"/sprints/{sprint['$id']}/complete", {})
+            sprint = sprint_to_complete(api, self.url, seeded, n=n, items=self.cfg.sprint_items)
+            data, elapsed = api.timed("POST", f"/sprints/{sprint}/complete", {})
             times.append(elapsed)
             moved.append(data.get("movedItemCount") if isinstance(data, dict) else None)
             self.log(f"complete sprint: {elapsed:.0f} ms, moved {moved[-1]}")

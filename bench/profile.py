@@ -27,11 +27,10 @@ from bench.load import Load, LoadGenerator, Request
 from bench.seed import (
     Seeded,
     create_admin,
-    move_backlog_into,
     seed_base,
     seed_board,
-    seed_by_copy,
     seed_env,
+    sprint_to_complete,
 )
 from bench.server import LOAD_CPU, VENV_BIN, Server
 
@@ -212,17 +211,11 @@ def completions(
 ) -> list[float]:
     """Complete `count` ACTIVE sprints of 5,000 items (all moved to the backlog) while py-spy
     records the server, from the first completion to the last; returns their times (ms)."""
-    ws, flow = seeded.workspace_id, seeded.projects["flow"]["$id"]
     spy: subprocess.Popen[bytes] | None = None
     times = []
     for n in range(count):
-        body = {"name": f"Profiled {n}", "workspaceId": ws, "projectId": flow}
-        sprint = api.call("POST", "/sprints", body, expect=201)["$id"]
-        api.call("PATCH", f"/sprints/{sprint}", {"status": "ACTIVE"})
+        sprint = sprint_to_complete(api, url, seeded, n=n, items=5_000)
         if n == 0:
-            seed_by_copy(
-                api, url, seeded, project="flow", total=5_000, sprint_id=sprint, status="TODO"
-            )
             spy = subprocess.Popen(
                 [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw",
                  "--output", str(raw), "--nonblocking", "--idle"],
@@ -230,8 +223,6 @@ def completions(
                 stderr=subprocess.DEVNULL,
             )  # fmt: skip
             time.sleep(0.5)
-        else:
-            move_backlog_into(url, project_id=flow, sprint_id=sprint)
         times.append(api.timed("POST", f"/sprints/{sprint}/complete", {})[1])
     if spy is not None:
         spy.send_signal(signal.SIGINT)

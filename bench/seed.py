@@ -196,6 +196,23 @@ def move_backlog_into(database_url: str, *, project_id: str, sprint_id: str) -> 
         database.dispose()
 
 
+def sprint_to_complete(api: Api, database_url: str, seeded: Seeded, *, n: int, items: int) -> str:
+    """The `n`th (from 0) ACTIVE sprint of FLOW to complete, holding `items` TODO items:
+    copied in the first time, then the backlog the completions before it left (one
+    `UPDATE`); its `$id`."""
+    flow = seeded.projects["flow"]["$id"]
+    body = {"name": f"Big sprint {n + 1}", "workspaceId": seeded.workspace_id, "projectId": flow}
+    sprint: str = api.call("POST", "/sprints", body, expect=201)["$id"]
+    api.call("PATCH", f"/sprints/{sprint}", {"status": "ACTIVE"})
+    if n == 0:
+        seed_by_copy(
+            api, database_url, seeded, project="flow", total=items, sprint_id=sprint, status="TODO"
+        )
+    else:
+        move_backlog_into(database_url, project_id=flow, sprint_id=sprint)
+    return sprint
+
+
 def _copy_items(session: Session, project_id: str, total: int) -> None:
     """One INSERT ... SELECT: the project's items so far are the templates, copy n takes
     template n mod count, and gets its own id, number, key, title and position.

@@ -96,9 +96,8 @@ def _create(*, active_sprint: bool) -> str:
     and the assignees' check in one statement, one round trip, after which the counter is
     held only for the events and the commit. Answers the counter's row and the assignees
     found (`assignees_`: `[[$id, name, email]]`, JSON, `Assignee`'s fields in its order); none
-    if there is no such project
-    (nothing is inserted then). A `None` parameter is untyped to PostgreSQL, hence the casts.
-    """
+    if there is no such project (nothing is inserted then). A `None` parameter is untyped to
+    PostgreSQL, hence the casts."""
     with_sprint, update = _next_number("postgresql", active_sprint=active_sprint)
     sprint = "coalesce(CAST(:sprint_id AS text), c.sprint_id)"
     values = {
@@ -287,21 +286,14 @@ def new_record(
     return record, own
 
 
-def _found_assignees(user_ids: list[str], found: str) -> list[Assignee]:
-    """The assignees `_create` found (`found`, its JSON), in `user_ids` order; 400
-    `not_found` if one is not a member."""
-    assignees = [Assignee._make(fields) for fields in orjson.loads(found)]
-    members = {assignee.id for assignee in assignees}
-    if missing := [u for u in user_ids if u not in members]:
+def _assigned(user_ids: list[str], members: Sequence[Assignee]) -> list[Assignee]:
+    """The users `user_ids`, in that order, found among `members` (those of them who are
+    members of the workspace); 400 `not_found` if one is not."""
+    by_id = {member.id: member for member in members}
+    if missing := [u for u in user_ids if u not in by_id]:
         raise InvalidRequest(
             "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
         )
-    return in_order(user_ids, assignees)
-
-
-def in_order(user_ids: list[str], assignees: Sequence[Assignee]) -> list[Assignee]:
-    """The users among `assignees`, in the order of `user_ids` (each found)."""
-    by_id = {assignee.id: assignee for assignee in assignees}
     return [by_id[user_id] for user_id in user_ids]
 
 
@@ -335,9 +327,7 @@ def create_work_item(
     assignee_ids = unique(data.assignee_ids)
     assignees: list[Assignee] = []
     if data.sent("sprint_id") or not one_statement:  # (assignees are the first thing to say)
-        assignees = in_order(
-            assignee_ids, _check_assignees(session, access.workspace_id, assignee_ids)
-        )
+        assignees = _check_assignees(session, access.workspace_id, assignee_ids)
     # The counter row lock (PostgreSQL) or the database write lock (SQLite, BEGIN IMMEDIATE)
     # serializes creates within a project, so keys are consecutive and never collide.
     project = {"project_id": data.project_id, "workspace_id": access.workspace_id}
@@ -374,7 +364,8 @@ def create_work_item(
         raise no_project()
     number, project_key, project_name, board_end, active_id = columns.made(_counter_reader)(counter)
     if one_statement:
-        assignees = _found_assignees(assignee_ids, counter[columns["assignees_"]])
+        found = orjson.loads(counter[columns["assignees_"]])
+        assignees = _assigned(assignee_ids, [Assignee._make(fields) for fields in found])
     new = replace(
         new,
         number=int(number),
@@ -764,18 +755,12 @@ def check_type(session: Session, workspace_id: str, type_name: str) -> None:
 
 
 def _check_assignees(session: Session, workspace_id: str, user_ids: list[str]) -> list[Assignee]:
-    """400 `not_found` unless every one is a member of the workspace; returns them, for the
-    answer's `assignees`.
+    """400 `not_found` unless every one is a member of the workspace; returns them in
+    `user_ids` order, for the answer's `assignees`.
     """
     if not user_ids:
         return []
-    assignees = read_members(raw(session), workspace_id, user_ids)
-    members = {assignee.id for assignee in assignees}
-    if missing := [u for u in user_ids if u not in members]:
-        raise InvalidRequest(
-            "assigneeIds", "not_found", f"assigneeIds: not members of the workspace: {missing}"
-        )
-    return assignees
+    return _assigned(user_ids, read_members(raw(session), workspace_id, user_ids))
 
 
 def read_members(db: Raw, workspace_id: str, user_ids: Sequence[str]) -> list[Assignee]:
