@@ -11,25 +11,23 @@ sorts first by "is empty" (always ascending), then by its value.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
 from typing import Any
 
 from sprintboard.cursors import fits, not_ours
 from sprintboard.errors import InvalidRequest
+from sprintboard.workitems import fields
 
-SORT_FIELDS = (
-    "position",
-    "key",
-    "createdAt",
-    "updatedAt",
-    "dueDate",
-    "priority",
-    "storyPoints",
-    "title",
-)
-_PRIORITY_RANK = (
-    "CASE wi.priority WHEN 'LOW' THEN 0 WHEN 'MEDIUM' THEN 1 WHEN 'HIGH' THEN 2 ELSE 3 END"
-)
+_SORTED = {f.sort: f for f in fields.FIELDS if f.sort is not None}
+SORT_FIELDS = ("position", "key", *(name for name in _SORTED if name != "position"), "title")
+"""What `sort=` takes: the registry's sortable fields (`fields.ItemField.sort`), and the
+key and the title, which sort by more than their column."""
+
+
+def _rank(f: fields.ItemField) -> str:
+    """A field of fixed values, as the rank of its value in their order."""
+    *first, _ = f.enum
+    ranks = " ".join(f"WHEN '{value}' THEN {rank}" for rank, value in enumerate(first))
+    return f"CASE wi.{f.column} {ranks} ELSE {len(first)} END"
 
 
 def _expressions(field: str, sqlite: bool) -> tuple[list[tuple[str, type]], bool]:
@@ -41,15 +39,10 @@ def _expressions(field: str, sqlite: bool) -> tuple[list[tuple[str, type]], bool
         return [
             ("unicode_lower(wi.title)" if sqlite else 'LOWER(wi.title) COLLATE "C"', str)
         ], False
-    column, kind = {
-        "position": ("wi.position", float),
-        "createdAt": ("wi.created_at", datetime),
-        "updatedAt": ("wi.updated_at", datetime),
-        "dueDate": ("wi.due_date", date),
-        "priority": (_PRIORITY_RANK, int),
-        "storyPoints": ("wi.story_points", float),
-    }[field]
-    return [(column, kind)], field in ("dueDate", "storyPoints")
+    f = _SORTED[field]
+    if f.enum:
+        return [(_rank(f), int)], False
+    return [(f"wi.{f.column}", f.python)], f.nullable
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ creates `service.py`'s; after a write the response re-reads the item from here.
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -27,38 +27,18 @@ from sprintboard.concurrency import etag
 from sprintboard.cursors import Window
 from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
+from sprintboard.workitems import fields
 from sprintboard.workitems.ordering import Order, SortKey
 
-ITEM_FIELDS: tuple[tuple[str, str], ...] = (
-    ("$id", "id"),
-    ("key", "key"),
-    ("title", "title"),
-    ("type", "type"),
-    ("status", "status"),
-    ("priority", "priority"),
-    ("description", "description"),
-    ("assigneeIds", "assignee_ids"),
-    ("labels", "labels"),
-    ("dueDate", "due_date"),
-    ("estimatedHours", "estimated_hours"),
-    ("storyPoints", "story_points"),
-    ("flagged", "flagged"),
-    ("sprintId", "sprint_id"),
-    ("projectId", "project_id"),
-    ("workspaceId", "workspace_id"),
-    ("position", "position"),
-    ("commentCount", "comment_count"),
-    ("loggedHours", "logged_hours"),
-    ("$createdAt", "created_at"),
-    ("$updatedAt", "updated_at"),
-    ("parentId", "parent_id"),
-)
-"""A work item's own fields as the API shows them (in this order) and their columns: the one
-list a new column joins. `item_columns` selects them, `item_from_row` reads them by name."""
-_JSON = frozenset({"assignee_ids", "labels"})
-_REAL = frozenset({"estimated_hours", "story_points", "position", "logged_hours"})
-_STAMP = frozenset({"created_at", "updated_at"})
-_DAY = frozenset({"due_date"})
+ITEM_FIELDS: tuple[tuple[str, str], ...] = tuple((f.name, f.column) for f in fields.FIELDS)
+"""A work item's own fields as the API shows them (in this order) and their columns, from the
+registry (`fields.FIELDS`). `item_columns` selects them, `item_from_row` reads them by name."""
+_JSON = frozenset(f.column for f in fields.FIELDS if f.kind == "list")
+_REAL = frozenset(f.column for f in fields.FIELDS if f.kind == "real")
+_STAMP = frozenset(f.column for f in fields.FIELDS if f.kind == "stamp")
+_DAY = frozenset(f.column for f in fields.FIELDS if f.kind == "day")
+_LISTS = tuple(f.name for f in fields.FIELDS if f.kind == "list")
+_BOOLS = tuple(f.name for f in fields.FIELDS if f.kind == "bool")
 
 
 def item_columns(
@@ -149,9 +129,10 @@ def item_decoder(columns: Columns) -> Callable[[Sequence[Any]], dict[str, Any]]:
 
     def decode(row: Sequence[Any]) -> dict[str, Any]:
         item = dict(zip(names, own(row), strict=True))
-        item["assigneeIds"] = _loads(item["assigneeIds"])
-        item["labels"] = _loads(item["labels"])
-        item["flagged"] = bool(item["flagged"])
+        for name in _LISTS:
+            item[name] = _loads(item[name])
+        for name in _BOOLS:
+            item[name] = bool(item[name])
         item["childCount"], name, key = rest(row)
         item["project"] = {"$id": item["projectId"], "name": name, "key": key}
         return item
@@ -785,18 +766,12 @@ class TaskFilters:
     project_id: str | None = None
     sprint_id: str | None = None
     """A sprint's `$id`, or `none` for the backlog."""
-    statuses: Sequence[str] = ()
-    priorities: Sequence[str] = ()
-    types: Sequence[str] = ()
+    matches: Sequence[fields.Match] = ()
+    """The registry's filters (status, priority, due dates...)."""
     assignee_id: str | None = None
     labels: Sequence[str] = ()
-    due_date: date | None = None
-    due_before: date | None = None
-    due_after: date | None = None
-    flagged: bool | None = None
     search: str | None = None
     """Case-insensitive, in the title, key and description."""
-    updated_since: datetime | None = None
     parent: str | None = None
     """The parent's `$id` or key (its direct children), or `none` (items without a parent)."""
     ancestor: str | None = None
@@ -805,20 +780,13 @@ class TaskFilters:
     def narrows_within_projects(self) -> bool:
         """Whether any filter beyond `project_id` applies."""
         return bool(
-            self.sprint_id
-            or self.statuses
-            or self.priorities
-            or self.types
+            self.matches
+            or self.sprint_id
             or self.assignee_id
             or self.labels
-            or self.due_date
-            or self.due_before
-            or self.due_after
-            or self.flagged is not None
             or self.search
             or self.parent
             or self.ancestor
-            or self.updated_since
         )
 
 
@@ -907,12 +875,13 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
     elif f.sprint_id is not None:
         clauses.append("wi.sprint_id = :sprint_id")
         params["sprint_id"] = f.sprint_id
-    if f.statuses:
-        one_of("wi.status", "status", f.statuses)
-    if f.priorities:
-        one_of("wi.priority", "priority", f.priorities)
-    if f.types:
-        one_of("wi.type", "type", f.types)
+    for match in f.matches:
+        column, name = f"wi.{match.field.column}", match.filter.attr
+        if match.filter.operator == "in":
+            one_of(column, name, match.value)
+        else:
+            clauses.append(f"{column} {match.filter.operator} :{name}")
+            params[name] = match.field.param(db.codec, match.value)
     assigned_to = [f.assignee_id] if f.assignee_id and f.assignee_id != "none" else []
     if f.assignee_id == "none":
         length = "json_array_length" if db.codec.sqlite else "jsonb_array_length"
@@ -931,17 +900,6 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
         else:
             clauses.append(f"{column} @> CAST(:{name}s AS jsonb)")
             params[f"{name}s"] = orjson.dumps(values).decode()
-    for operator, name, day in (
-        ("=", "due_date", f.due_date),
-        ("<", "due_before", f.due_before),
-        (">", "due_after", f.due_after),
-    ):
-        if day is not None:
-            clauses.append(f"wi.due_date {operator} :{name}")
-            params[name] = day.isoformat() if db.codec.sqlite else day
-    if f.flagged is not None:
-        clauses.append("wi.flagged = :flagged")
-        params["flagged"] = f.flagged
     if f.parent == "none":
         clauses.append("wi.parent_id IS NULL")
     elif f.parent is not None:
@@ -964,9 +922,6 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
             )
         clauses.append("wi.id = below_.id")
         params["ancestor_ref"] = f.ancestor
-    if f.updated_since is not None:
-        clauses.append("wi.updated_at >= :updated_since")
-        params["updated_since"] = db.codec.param(f.updated_since)
     if f.search:
         escaped = f.search.replace("!", "!!").replace("%", "!%").replace("_", "!_")
         # Both sides folded by the same function: SQLite's own LOWER folds ASCII only, so

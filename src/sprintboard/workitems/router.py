@@ -1,4 +1,4 @@
-from typing import Annotated, get_args
+from typing import Annotated
 
 import orjson
 from fastapi import Depends, Path, Request
@@ -27,10 +27,8 @@ from sprintboard.workitems.schemas import (
     CommentRead,
     CommentUpdate,
     ItemQuery,
-    Priority,
     RelationCreate,
     RelationRead,
-    Status,
     TaskCreate,
     TaskDetail,
     TaskQuery,
@@ -68,19 +66,12 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     filters = reads.TaskFilters(
         project_id=query.project_id,
         sprint_id=query.sprint_id,
-        statuses=query.listed("status", get_args(Status)),
-        priorities=query.listed("priority", get_args(Priority)),
-        types=query.listed("type"),
+        matches=query.matches(),
         assignee_id=query.assignee_id,
         labels=query.listed("labels"),
-        due_date=query.due_date,
-        due_before=query.due_before,
-        due_after=query.due_after,
-        flagged=query.flagged,
         search=query.search or None,
         parent=query.parent_id or None,
         ancestor=query.ancestor_id or None,
-        updated_since=query.updated_since,
     )
     order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite)
     page = reads.list_items(

@@ -1,13 +1,13 @@
+from collections.abc import Callable
 from datetime import date
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from sprintboard.schemas import (
     DateIn,
     DateTimeIn,
-    LongText,
     Name,
     PageQuery,
     QueryModel,
@@ -15,28 +15,60 @@ from sprintboard.schemas import (
     Timestamps,
     at_most,
 )
+from sprintboard.workitems import fields
+from sprintboard.workitems.fields import Label, Priority, Status
 from sprintboard.workitems.ordering import SORT_FIELDS
 
-Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
-Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
+__all__ = ["Priority", "Status"]
 # No pattern here: the contract answers any type that is not known with `invalid_value`
 # (service._check_type), also for names no type could have, like `bug`.
 TypeName = Annotated[
     str, Field(description="TASK, BUG, STORY, EPIC or a custom type of the workspace.")
 ]
-Label = Annotated[str, Field(min_length=1, max_length=64), at_most(64)]
 Labels = Annotated[list[Label], Field(max_length=50)]
 AssigneeIds = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=64), at_most(64)]], Field(max_length=50)
 ]
-Amount = Annotated[float, Field(ge=0, le=100_000)]
 Position = Annotated[float, Field(ge=-1e15, le=1e15)]
 Ref = Annotated[str, Field(min_length=1, max_length=64), at_most(64)]
 
 # Fields that PATCH and create share. In an update model, a field defaulting to None that is
 # not `| None` refuses an explicit null (defaults are not validated): absent means unchanged.
+# The registry's plain fields (`fields.PLAIN`) join each model through `_with_fields`.
+
+M = TypeVar("M", bound=BaseModel)
+Role = Literal["create", "update", "read"]
+_READ_TYPES: dict[str, Any] = {"day": date, "real": float, "bool": bool, "text": str}
 
 
+def _with_fields(role: Role) -> Callable[[type[M]], type[M]]:
+    """A model with the registry's plain fields added, as `role` takes or shows them."""
+
+    def extend(model: type[M]) -> type[M]:
+        extra = {f.column: _model_field(f, role) for f in fields.PLAIN}
+        return _extended(model, extra)
+
+    return extend
+
+
+def _extended(model: type[M], extra: dict[str, Any]) -> type[M]:
+    return create_model(
+        model.__name__, __base__=model, __module__=model.__module__, __doc__=model.__doc__, **extra
+    )
+
+
+def _model_field(f: fields.ItemField, role: Role) -> tuple[Any, Any]:
+    alias = f.name if f.name != f.column else None
+    if role == "read":
+        shown = f.value if f.kind == "enum" else _READ_TYPES[f.kind]
+        annotation = Optional[shown] if f.nullable else shown  # noqa: UP045
+        return annotation, Field(alias=alias, description=f.description)
+    value = Optional[f.value] if f.nullable else f.value  # noqa: UP045
+    default = f.default if role == "create" else None
+    return value, Field(default, alias=alias, description=f.description)
+
+
+@_with_fields("create")
 class TaskCreate(RequestModel):
     name: Name | None = Field(None, description="The title (`title` is accepted too).")
     title: Name | None = None
@@ -46,14 +78,8 @@ class TaskCreate(RequestModel):
     status: Status | None = Field(
         None, description="Defaults to TODO in a sprint, BACKLOG otherwise."
     )
-    priority: Priority = "MEDIUM"
-    description: LongText | None = None
     assignee_ids: AssigneeIds = Field(default_factory=list, alias="assigneeIds")
     labels: Labels = Field(default_factory=list)
-    due_date: DateIn | None = Field(None, alias="dueDate")
-    estimated_hours: Amount | None = Field(None, alias="estimatedHours")
-    story_points: Amount | None = Field(None, alias="storyPoints")
-    flagged: bool = False
     sprint_id: Ref | None = Field(
         None,
         alias="sprintId",
@@ -65,19 +91,14 @@ class TaskCreate(RequestModel):
     )
 
 
+@_with_fields("update")
 class TaskUpdate(RequestModel):
     name: Name = None  # type: ignore[assignment]
     title: Name = None  # type: ignore[assignment]
     type: TypeName = None  # type: ignore[assignment]
     status: Status = None  # type: ignore[assignment]
-    priority: Priority = None  # type: ignore[assignment]
-    description: LongText | None = None
     assignee_ids: AssigneeIds | None = Field(None, alias="assigneeIds")
     labels: Labels | None = None
-    due_date: DateIn | None = Field(None, alias="dueDate")
-    estimated_hours: Amount | None = Field(None, alias="estimatedHours")
-    story_points: Amount | None = Field(None, alias="storyPoints")
-    flagged: bool = None  # type: ignore[assignment]
     sprint_id: Ref | None = Field(None, alias="sprintId")
     position: Position = None  # type: ignore[assignment]
     parent_id: Ref | None = Field(
@@ -179,20 +200,15 @@ class TimeLogRead(Timestamps):
     note: str | None
 
 
+@_with_fields("read")
 class TaskRead(Timestamps):
     id: str = Field(alias="$id")
     key: str
     title: str
     type: str
     status: Status
-    priority: Priority
-    description: str | None
     assignee_ids: list[str] = Field(alias="assigneeIds")
     labels: list[str]
-    due_date: date | None = Field(alias="dueDate")
-    estimated_hours: float | None = Field(alias="estimatedHours")
-    story_points: float | None = Field(alias="storyPoints")
-    flagged: bool
     sprint_id: str | None = Field(alias="sprintId")
     project_id: str = Field(alias="projectId")
     workspace_id: str = Field(alias="workspaceId")
@@ -261,6 +277,22 @@ _SORT_FIELD = f"-?({'|'.join(SORT_FIELDS)})"
 SORT_PATTERN = f"^{_SORT_FIELD}(,{_SORT_FIELD})*$"
 
 
+def _with_filters(model: type[M]) -> type[M]:
+    """A query model with a parameter for each filter of the registry (`fields.FILTERS`)."""
+    extra = {filter_.attr: _query_field(f, filter_) for f, filter_ in fields.FILTERS}
+    return _extended(model, extra)
+
+
+_COMPARED: dict[str, Any] = {"day": DateIn, "stamp": DateTimeIn, "bool": bool, "real": float}
+
+
+def _query_field(f: fields.ItemField, filter_: fields.Filter) -> tuple[Any, Any]:
+    alias = filter_.param if filter_.param != filter_.attr else None
+    value = str if filter_.operator == "in" else _COMPARED[f.kind]
+    return Optional[value], Field(None, alias=alias, description=filter_.description)  # noqa: UP045
+
+
+@_with_filters
 class TaskQuery(PageQuery):
     """The filters and order of `GET /tasks`."""
 
@@ -276,26 +308,12 @@ class TaskQuery(PageQuery):
     sprint_id: str | None = Field(
         None, alias="sprintId", description="A sprint's `$id`, or `none`: backlog."
     )
-    status: str | None = Field(None, description="Comma-separated statuses.")
-    priority: str | None = Field(None, description="Comma-separated priorities.")
-    type: str | None = Field(None, description="Comma-separated types.")
     assignee_id: str | None = Field(
         None, alias="assigneeId", description="A user's `$id`, or `none`: unassigned items."
     )
     labels: str | None = Field(None, description="Comma-separated; an item must carry all of them.")
-    due_date: DateIn | None = Field(None, alias="dueDate", description="YYYY-MM-DD")
-    due_before: DateIn | None = Field(
-        None, alias="dueBefore", description="YYYY-MM-DD: due before that day (exclusive)."
-    )
-    due_after: DateIn | None = Field(
-        None, alias="dueAfter", description="YYYY-MM-DD: due after that day (exclusive)."
-    )
-    flagged: bool | None = None
     search: str | None = Field(
         None, max_length=255, description="Case-insensitive, in title, key and description."
-    )
-    updated_since: DateTimeIn | None = Field(
-        None, alias="updatedSince", description="Only items changed at or after this moment."
     )
     sort: str | None = Field(
         None,
@@ -314,6 +332,20 @@ class TaskQuery(PageQuery):
     ancestor_id: str | None = Field(
         None, alias="ancestorId", description="An item's `$id` or key: every item below it."
     )
+
+    def matches(self) -> list[fields.Match]:
+        """The registry's filters this query sets, with their values (`in`'s checked
+        against the field's values, if it has a fixed set)."""
+        found = []
+        for f, filter_ in fields.FILTERS:
+            if filter_.operator == "in":
+                value: Any = self.listed(filter_.attr, f.enum or None)
+                if not value:
+                    continue
+            elif (value := getattr(self, filter_.attr)) is None:
+                continue
+            found.append(fields.Match(f, filter_, value))
+        return found
 
 
 class ItemQuery(QueryModel):

@@ -35,7 +35,7 @@ from sprintboard.models import (
 from sprintboard.responses import iso
 from sprintboard.sprints import store as sprint_store
 from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
-from sprintboard.workitems import hierarchy, reads, relations, store
+from sprintboard.workitems import fields, hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
 
@@ -127,33 +127,8 @@ def _create(*, active_sprint: bool) -> str:
     return f"WITH {', '.join(ctes)} SELECT c.*, ({members}) AS assignees_ FROM counter c"
 
 
-ITEM_COLUMNS = (
-    "id",
-    "workspace_id",
-    "project_id",
-    "sprint_id",
-    "number",
-    "key",
-    "title",
-    "type",
-    "status",
-    "priority",
-    "description",
-    "assignee_ids",
-    "labels",
-    "due_date",
-    "estimated_hours",
-    "story_points",
-    "flagged",
-    "position",
-    "comment_count",
-    "logged_hours",
-    "created_by",
-    "version",
-    "created_at",
-    "updated_at",
-    "parent_id",
-)
+ITEM_COLUMNS = fields.CREATE_COLUMNS
+_API_NAMES = tuple(f.name for f in fields.FIELDS)
 """The columns a create writes, in the order of `item_values`."""
 _INSERT_ITEM = (
     f"INSERT INTO work_items ({', '.join(ITEM_COLUMNS)})"
@@ -216,33 +191,29 @@ def item_values(
     `json` makes it, by default `codec.json_param`)."""
     json = json or codec.json_param
     project_id, project_key, _ = new.project
-    return (
-        new.item_id,
-        data.workspace_id,
-        project_id,
-        new.sprint_id,
-        new.number,
-        f"{project_key}-{new.number}",
-        new.title,
-        data.type,
-        data.status or ("TODO" if new.sprint_id else "BACKLOG"),
-        data.priority,
-        data.description,
-        json(_unique(data.assignee_ids)),
-        json(_unique(data.labels)),
-        codec.day_param(data.due_date),
-        data.estimated_hours,
-        data.story_points,
-        data.flagged,
-        new.position,
-        0,
-        0,
-        created_by,
-        1,
-        now,
-        now,
-        new.parent_id,
+    row = fields.plain_values(data, lambda f, value: f.param(codec, value))
+    row.update(
+        id=new.item_id,
+        workspace_id=data.workspace_id,
+        project_id=project_id,
+        sprint_id=new.sprint_id,
+        number=new.number,
+        key=f"{project_key}-{new.number}",
+        title=new.title,
+        type=data.type,
+        status=data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+        assignee_ids=json(_unique(data.assignee_ids)),
+        labels=json(_unique(data.labels)),
+        position=new.position,
+        comment_count=0,
+        logged_hours=0,
+        created_by=created_by,
+        version=1,
+        created_at=now,
+        updated_at=now,
+        parent_id=new.parent_id,
     )
+    return tuple(map(row.__getitem__, ITEM_COLUMNS))
 
 
 def new_record(
@@ -252,30 +223,28 @@ def new_record(
     with `detail`, its comments and time logs: none), built from what was written instead
     of read back; and its own fields, the form its event carries (`reads.event_form`)."""
     project_id, project_key, project_name = new.project
-    own = {
-        "$id": new.item_id,
-        "key": f"{project_key}-{new.number}",
-        "title": new.title,
-        "type": data.type,
-        "status": data.status or ("TODO" if new.sprint_id else "BACKLOG"),
-        "priority": data.priority,
-        "description": data.description,
-        "assigneeIds": [assignee.id for assignee in new.assignees],
-        "labels": _unique(data.labels),
-        "dueDate": data.due_date.isoformat() if data.due_date is not None else None,
-        "estimatedHours": _real(data.estimated_hours),
-        "storyPoints": _real(data.story_points),
-        "flagged": data.flagged,
-        "sprintId": new.sprint_id,
-        "projectId": project_id,
-        "workspaceId": data.workspace_id,
-        "position": float(new.position or 0),
-        "commentCount": 0,
-        "loggedHours": 0.0,
-        "$createdAt": created_at,
-        "$updatedAt": created_at,
-        "parentId": new.parent_id,
-    }
+    own = dict.fromkeys(_API_NAMES)  # (in the order the API shows them)
+    own.update({f.name: f.shown(getattr(data, f.column)) for f in fields.PLAIN})
+    own.update(
+        {
+            "$id": new.item_id,
+            "key": f"{project_key}-{new.number}",
+            "title": new.title,
+            "type": data.type,
+            "status": data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+            "assigneeIds": [assignee.id for assignee in new.assignees],
+            "labels": _unique(data.labels),
+            "sprintId": new.sprint_id,
+            "projectId": project_id,
+            "workspaceId": data.workspace_id,
+            "position": float(new.position or 0),
+            "commentCount": 0,
+            "loggedHours": 0.0,
+            "$createdAt": created_at,
+            "$updatedAt": created_at,
+            "parentId": new.parent_id,
+        }
+    )
     record = {
         **own,
         "childCount": 0,
@@ -299,10 +268,6 @@ def _assigned(user_ids: list[str], members: Sequence[Assignee]) -> list[Assignee
 
 def _unique(values: list[str]) -> list[str]:
     return values if len(values) < 2 else unique(values)
-
-
-def _real(value: float | None) -> float | None:
-    return None if value is None else float(value)
 
 
 def create_work_item(
@@ -441,8 +406,9 @@ def change_work_item(
         check_sprint(session, record["projectId"], workspace_id, wanted["sprintId"])
     if wanted.get("parentId") is not None:
         wanted["parentId"] = _moved_under(session, record, wanted["parentId"], "parentId")
-    if wanted.get("dueDate") is not None:
-        wanted["dueDate"] = wanted["dueDate"].isoformat()
+    for f in fields.PLAIN:
+        if f.name in wanted:
+            wanted[f.name] = f.shown(wanted[f.name])
     changes = [(record, wanted)]
     return bool(store.change_items(session, actor_id=access.caller.user_id, changes=changes))
 

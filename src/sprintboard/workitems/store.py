@@ -8,7 +8,6 @@ items at once). PATCH, bulk update, and a sprint's completion or deletion all go
 """
 
 from collections.abc import Sequence
-from datetime import date
 from operator import itemgetter
 from typing import Any
 
@@ -20,25 +19,10 @@ from sprintboard.events import service as events
 from sprintboard.models import utcnow
 from sprintboard.responses import iso
 from sprintboard.sql import Codec, Raw, raw
-from sprintboard.workitems import reads
+from sprintboard.workitems import fields, reads
 
-CHANGEABLE = {
-    "title": "title",
-    "type": "type",
-    "status": "status",
-    "priority": "priority",
-    "description": "description",
-    "assignee_ids": "assigneeIds",
-    "labels": "labels",
-    "due_date": "dueDate",
-    "estimated_hours": "estimatedHours",
-    "story_points": "storyPoints",
-    "flagged": "flagged",
-    "sprint_id": "sprintId",
-    "position": "position",
-    "parent_id": "parentId",
-}
-"""Column → API field, for every field a client may change."""
+CHANGEABLE = {f.column: f.name for f in fields.SETTABLE}
+"""Column → API field, for every field a client may change (`fields.SETTABLE`)."""
 _COLUMN = {field: column for column, field in CHANGEABLE.items()}
 
 
@@ -108,8 +92,8 @@ def change_items(
         writes.setdefault(tuple(diff), []).append(params)
         changed.append(record)
         to_record.append(_updated(record, diff, actor_id))
-    for fields, rows in writes.items():
-        _write(db, [_COLUMN[field] for field in fields], rows, stamp)
+    for names, rows in writes.items():
+        _write(db, [_COLUMN[field] for field in names], rows, stamp)
     events.record_many(session, to_record)
     return changed
 
@@ -222,11 +206,7 @@ def _write(db: Raw, columns: list[str], rows: list[dict[str, Any]], stamp: Any) 
 
 def _param(codec: Codec, field: str, value: Any) -> Any:
     """A field's API value as the parameter its column takes."""
-    if field in ("assigneeIds", "labels"):
-        return codec.json_param(value)
-    if field == "dueDate":
-        return codec.day_param(date.fromisoformat(value) if value is not None else None)
-    return value
+    return fields.BY_NAME[field].param(codec, value)
 
 
 def check_open_sprint(
