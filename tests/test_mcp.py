@@ -180,3 +180,37 @@ def test_http_without_a_valid_key_is_401(server: Served) -> None:
         assert answer.status_code == 401
         assert answer.json()["error"]["code"] == "UNAUTHENTICATED"
         assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_the_update_tool_types_every_field_it_changes(server: Served) -> None:
+    with server.client() as api:
+        workspace = api.create_workspace("Typed")
+        project = api.create_project(workspace["$id"], name="Typed", key="TYP")
+    create = {"workspace_id": workspace["$id"], "project_id": project["$id"], "title": "x"}
+
+    async def session(client: McpClient) -> Any:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        schema = tools["update_item"].input_schema
+        changes = schema["$defs"][schema["properties"]["changes"]["$ref"].rsplit("/", 1)[1]]
+        status = changes["properties"]["status"]["anyOf"][0]
+        assert status["enum"] == ["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
+        assert changes["additionalProperties"] is False
+        made = structured(await client.call_tool("create_item", create))
+        changed = structured(
+            await client.call_tool(
+                "update_item",
+                {"item": made["key"], "changes": {"priority": "HIGH", "dueDate": "2026-12-24"}},
+            )
+        )
+        wrong = await client.call_tool(
+            "update_item", {"item": made["key"], "changes": {"status": "DOING"}}
+        )
+        unknown = await client.call_tool(
+            "update_item", {"item": made["key"], "changes": {"severity": "HIGH"}}
+        )
+        return changed, wrong, unknown
+
+    changed, wrong, unknown = over_stdio(server)(session)
+    assert changed["priority"] == "HIGH"
+    assert wrong.is_error and "status" in wrong.content[0].text
+    assert unknown.is_error and "severity" in unknown.content[0].text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager, nullcontext
+from datetime import date
 from typing import Annotated, Any, Literal
 
 import anyio.from_thread
@@ -17,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -25,13 +26,36 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from sprintboard import __version__
 from sprintboard.client import ApiError, Client, Json
 from sprintboard.credentials import bearer_of
+from sprintboard.workitems import fields
+from sprintboard.workitems.fields import Priority, Status
 
 ClientFor = Callable[[Context], AbstractContextManager[Client]]
 """The client a tool call acts with: the one key of a stdio server, or the HTTP caller's."""
 
-Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
-Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
 Ref = Annotated[str, Field(description="$id or key (PROJ-42)")]
+_VALUE_TYPES: dict[str, Any] = {"text": str, "day": date, "real": float, "bool": bool}
+
+
+def _change_type(f: fields.ItemField) -> Any:
+    """What a tool takes for a field: its values if it has a fixed set, else its kind."""
+    if f.enum:
+        return Literal[f.enum]
+    return list[str] if f.kind == "list" else _VALUE_TYPES[f.kind]
+
+
+def _item_changes() -> type[BaseModel]:
+    definitions: dict[str, Any] = {
+        f.name: (
+            _change_type(f) | None,
+            Field(None, description=f"{f.label}{'; null clears' if f.nullable else ''}"),
+        )
+        for f in fields.SETTABLE
+    }
+    return create_model("ItemChanges", __config__=ConfigDict(extra="forbid"), **definitions)
+
+
+ItemChanges = _item_changes()
+"""An item's fields an agent may change, typed from the registry (`fields.SETTABLE`)."""
 
 READS = ToolAnnotations(readOnlyHint=True)
 WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False)
@@ -173,17 +197,11 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
     def update_item(
         ctx: Context,
         item: Ref,
-        changes: Annotated[
-            Json,
-            Field(
-                description="fields to change: title, status, priority, description, "
-                "storyPoints, assigneeIds, labels, dueDate, flagged, sprintId, parentId; "
-                "null clears"
-            ),
-        ],
+        changes: Annotated[ItemChanges, Field(description="only the fields to change")],  # type: ignore[valid-type]
     ) -> Json:
         """Change fields of a work item."""
-        return _brief(call(ctx, lambda c: c.update_task(item, **changes)))
+        sent = changes.model_dump(mode="json", exclude_unset=True)  # type: ignore[attr-defined]
+        return _brief(call(ctx, lambda c: c.update_task(item, **sent)))
 
     @server.tool(annotations=WRITES)
     def comment_on_item(ctx: Context, item: Ref, body: str) -> Json:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from sprintboard.transfer.plan import ITEM_FIELDS, Json, Plan, Row, SprintPlan
+from sprintboard.workitems.fields import PLAIN, ItemField
 
 JIRA_STATUSES = {
     "backlog": "BACKLOG",
@@ -69,19 +70,16 @@ STORY_POINT_COLUMNS = (
 )
 JIRA_DATES = ("%Y-%m-%d", "%d/%b/%y %I:%M %p", "%d/%b/%y", "%d/%b/%Y %I:%M %p", "%Y-%m-%d %H:%M")
 LINK_COLUMN = re.compile(r"^(Inward|Outward) issue link \((.+)\)$", re.IGNORECASE)
+_CSV_PLAIN = tuple(f for f in PLAIN if f.exported)
+"""The plain fields our CSV carries, each in a column of its API name, read by its kind."""
 OWN_COLUMNS = (
     "key",
     "title",
     "type",
     "status",
-    "priority",
-    "description",
+    *(f.name for f in _CSV_PLAIN),
     "assignees",
     "labels",
-    "storyPoints",
-    "estimatedHours",
-    "dueDate",
-    "flagged",
     "sprint",
     "parent",
     "blocks",
@@ -190,16 +188,12 @@ def read_csv(text: str) -> Plan:
         row = Row(line=line, ref=cells.one("key") or f"line {line}", fields={})
         row.errors.extend(f"unknown column {c!r}" for c in unknown)
         row.fields["title"] = cells.one("title")
-        for name in ("type", "status", "priority", "description", "dueDate"):
+        for name in ("type", "status"):
             if value := cells.one(name):
                 row.fields[name] = value
-        for name in ("storyPoints", "estimatedHours"):
-            if value := cells.one(name):
-                row.fields[name] = _number(value, name, row)
-        if flagged := cells.one("flagged"):
-            if flagged.lower() not in ("true", "false"):
-                row.errors.append(f"flagged: {flagged!r} is not true or false")
-            row.fields["flagged"] = flagged.lower() == "true"
+        for f in _CSV_PLAIN:
+            if value := cells.one(f.name):
+                row.fields[f.name] = _cell(f, value, row)
         if labels := _list(cells.one("labels")):
             row.fields["labels"] = labels
         row.assignees = _list(cells.one("assignees"))
@@ -300,6 +294,17 @@ def _in_key_order(rows: list[Row]) -> list[Row]:
         return (0, int(match.group(1))) if match else (1, row.line)
 
     return sorted(rows, key=number)
+
+
+def _cell(f: ItemField, value: str, row: Row) -> Any:
+    """A plain field's cell as its kind reads it; a bad one is an error of the row."""
+    if f.kind == "real":
+        return _number(value, f.name, row)
+    if f.kind == "bool":
+        if value.lower() not in ("true", "false"):
+            row.errors.append(f"{f.name}: {value!r} is not true or false")
+        return value.lower() == "true"
+    return value
 
 
 def _number(value: str, name: str, row: Row) -> Any:

@@ -13,24 +13,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sprintboard.workitems.fields import EXPORTED
 from sprintboard.workitems.schemas import TaskCreate
 
 Json = dict[str, Any]
 
-ITEM_FIELDS = (
-    "title",
-    "type",
-    "status",
-    "priority",
-    "description",
-    "labels",
-    "dueDate",
-    "estimatedHours",
-    "storyPoints",
-    "flagged",
-    "position",
-)
-"""An item's own fields: what an export writes of it and an import sends back on create."""
+ITEM_FIELDS = EXPORTED
+"""An item's own fields: what an export writes of it and an import sends back on create (the
+registry's `exported` fields)."""
 RELATION_TYPES = ("blocks", "blocked_by", "relates_to", "duplicates", "duplicated_by")
 # The one direction a relation is stored in, whichever side of it a file names.
 CANONICAL = {"blocked_by": "blocks", "duplicated_by": "duplicates"}

@@ -73,12 +73,12 @@ class ItemField:
     plain: bool = False
     """No rule beyond its type: generic code does everything (see the module's docstring)."""
     value: Any = None
-    """A plain field's type in requests (a Pydantic annotation, without `None`)."""
+    """A plain field's type in requests (a Pydantic annotation, without `None`); an `enum`'s
+    `Literal` of its values."""
     nullable: bool = False
     """Whether it may be empty (`null`): a create may leave it out and a change clear it."""
     default: Any = None
     """A plain field's value when a create leaves it out."""
-    enum: tuple[str, ...] = ()
     filters: tuple[Filter, ...] = ()
     sort: str | None = None
     """Its name in `sort=`, if lists sort by it (an `enum` by its values' order; empty
@@ -89,6 +89,11 @@ class ItemField:
     """What people call it (the board's forms and columns)."""
     description: str | None = None
     read_type: Any = field(default=None, compare=False)
+
+    @property
+    def enum(self) -> tuple[str, ...]:
+        """Its values, in their order, if it has a fixed set (an `enum`'s `value` lists them)."""
+        return get_args(self.value) if self.kind == "enum" else ()
 
     @property
     def python(self) -> type:
@@ -165,7 +170,7 @@ FIELDS: tuple[ItemField, ...] = (
         "status",
         "enum",
         settable=True,
-        enum=get_args(Status),
+        value=Status,
         filters=(_in("status", "statuses"),),
         exported=True,
         label="Status",
@@ -178,7 +183,6 @@ FIELDS: tuple[ItemField, ...] = (
         plain=True,
         value=Priority,
         default="MEDIUM",
-        enum=get_args(Priority),
         filters=(_in("priority", "priorities"),),
         sort="priority",
         exported=True,

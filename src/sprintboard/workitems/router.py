@@ -15,10 +15,11 @@ from sprintboard.access import (
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.errors import PayloadTooLarge
+from sprintboard.events.service import EVENT_TYPES
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
-from sprintboard.workitems import bulk_create, reads, relations, service
+from sprintboard.workitems import bulk_create, fields, reads, relations, service
 from sprintboard.workitems.ordering import parse_sort
 from sprintboard.workitems.schemas import (
     BulkCreate,
@@ -36,12 +37,25 @@ from sprintboard.workitems.schemas import (
     TaskUpdate,
     TimeLogCreate,
     TimeLogRead,
+    WorkItemMeta,
 )
 
 router = api_router(tags=["work items"])
 
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or its key.")]
 MAX_BULK = 500
+
+
+@router.get(
+    "/meta/work-items",
+    response_model=One[WorkItemMeta],
+    responses=error_responses(401),
+    summary="Describe work items' fields",
+)
+async def describe_work_items(session: SessionDep, caller: CallerDep) -> Response:
+    """Every field a work item has (the server's registry: kinds, values, filters, sorts),
+    and the event types of the stream: what the board builds its forms and filters from."""
+    return one({**fields.descriptors(), "eventTypes": list(EVENT_TYPES)})
 
 
 @router.get(

@@ -357,3 +357,29 @@ class ItemQuery(QueryModel):
         description="Where to look up a key that exists in several of your workspaces "
         "(otherwise the newest match).",
     )
+
+
+class FilterDescriptor(BaseModel):
+    param: str = Field(description="The `GET /tasks` query parameter.")
+    operator: fields.Operator = Field(description="`in`: comma-separated, any of them.")
+    description: str
+
+
+class FieldDescriptor(BaseModel):
+    """One field of the registry, as a client that builds its forms from data reads it."""
+
+    name: str = Field(description="As items show it.")
+    label: str
+    kind: fields.Kind
+    settable: bool = Field(description="Create, PATCH and bulk update take it.")
+    nullable: bool = Field(description="May be empty (null).")
+    enum: list[str] | None = Field(description="Its values, in their order, if fixed.")
+    filters: list[FilterDescriptor]
+    sort: str | None = Field(description="Its name in `sort=`, if lists sort by it.")
+    exported: bool
+    description: str | None
+
+
+class WorkItemMeta(BaseModel):
+    fields: list[FieldDescriptor]
+    event_types: list[str] = Field(alias="eventTypes", description="What the stream sends.")
