@@ -115,3 +115,20 @@ def test_a_plain_field_is_created_changed_and_cleared_by_its_kind(admin: Api) ->
         "dueDate": {"from": "2026-12-24", "to": None},
         "priority": {"from": "MEDIUM", "to": "LOW"},
     }
+
+
+def test_an_empty_value_of_a_field_of_fixed_values_sorts_last() -> None:
+    """(No built-in field is an optional one of fixed values yet: a custom-like one here.)"""
+    from typing import Literal
+
+    from sprintboard.workitems import ordering
+    from sprintboard.workitems.fields import ItemField
+
+    severity = ItemField(
+        "severity", "severity", "enum", nullable=True, value=Literal["MINOR", "MAJOR"]
+    )
+    required = ItemField("level", "level", "enum", value=Literal["LOW", "HIGH"])
+    assert (
+        ordering._rank(severity) == "CASE wi.severity WHEN 'MINOR' THEN 0 WHEN 'MAJOR' THEN 1 END"
+    )
+    assert ordering._rank(required) == "CASE wi.level WHEN 'LOW' THEN 0 ELSE 1 END"

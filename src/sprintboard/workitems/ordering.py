@@ -25,6 +25,9 @@ key and the title, which sort by more than their column."""
 
 def _rank(f: fields.ItemField) -> str:
     """A field of fixed values, as the rank of its value in their order."""
+    if f.nullable:  # (empty: NULL, which sorts last as any empty value does)
+        ranks = " ".join(f"WHEN '{value}' THEN {rank}" for rank, value in enumerate(f.enum))
+        return f"CASE wi.{f.column} {ranks} END"
     *first, _ = f.enum
     ranks = " ".join(f"WHEN '{value}' THEN {rank}" for rank, value in enumerate(first))
     return f"CASE wi.{f.column} {ranks} ELSE {len(first)} END"
@@ -41,7 +44,7 @@ def _expressions(field: str, sqlite: bool) -> tuple[list[tuple[str, type]], bool
         ], False
     f = _SORTED[field]
     if f.enum:
-        return [(_rank(f), int)], False
+        return [(_rank(f), int)], f.nullable
     return [(f"wi.{f.column}", f.python)], f.nullable
 
 
