@@ -1,16 +1,16 @@
 // The board's entry point, the shell: signs in and out, routes deep links to views (handing
 // each what it needs, so that no view imports the shell) and owns what every page shares (the
-// navigation, the inbox's count, keyboard shortcuts).
+// navigation, the account bar, keyboard shortcuts).
 
 import * as api from "./api.js";
-import { fill, h, link, openDialog, say } from "./lib/dom.js";
-import { busy, SHORTCUTS } from "./lib/keyboard.js";
+import { fill, h, link, say } from "./lib/dom.js";
+import { busy, showShortcuts } from "./lib/keyboard.js";
 import { prefetchProject } from "./lib/project.js";
 import { store } from "./store.js";
+import * as accountView from "./views/account.js";
 import * as backlog from "./views/backlog/index.js";
 import * as board from "./views/board/index.js";
 import * as home from "./views/home.js";
-import { openInbox } from "./views/inbox.js";
 import * as item from "./views/item/index.js";
 
 const main = document.getElementById("main");
@@ -78,7 +78,7 @@ async function route() {
 
 function showSignIn() {
   setNav(null);
-  fill(account);
+  closeAccount();
   store.disconnect();
   fill(main, signinSection);
   const form = signinSection.querySelector("form");
@@ -129,50 +129,20 @@ async function signOut() {
   history.pushState(null, "", "/");
 }
 
-// The account, and the inbox's unread count -----------------------------------------------
-
-let unreadTimer = null;
+// The account bar, drawn while someone is signed in.
+let unmountAccount = null;
 
 function renderAccount() {
-  fill(account,
-    h("button", { type: "button", id: "inbox-button", class: "ghost", onclick: () => openInbox({ onRead: refreshUnread }), "aria-label": "Inbox" },
-      "Inbox ", h("span", { id: "unread", class: "count" }, "0")),
-    h("button", { type: "button", class: "ghost", onclick: showShortcuts, "aria-label": "Keyboard shortcuts", title: "Keyboard shortcuts (?)" }, "?"),
-    h("span", { class: "who" }, store.me.name),
-    h("button", { type: "button", class: "ghost", onclick: signOut }, "Sign out"),
-  );
-  refreshUnread();
+  closeAccount();
+  unmountAccount = accountView.mount(account, { signOut, signedOut });
 }
 
-async function refreshUnread() {
-  clearTimeout(unreadTimer);
-  try {
-    const { data } = await api.get("/notifications", { unread: "true", limit: 1 });
-    const badge = document.getElementById("unread");
-    if (badge) {
-      badge.textContent = String(data.total);
-      document.getElementById("inbox-button").setAttribute("aria-label", `Inbox, ${data.total} unread`);
-    }
-  } catch (error) {
-    if (error.status === 401) return signedOut();
-  }
-  unreadTimer = setTimeout(refreshUnread, 30000);
+function closeAccount() {
+  if (unmountAccount) unmountAccount();
+  unmountAccount = null;
 }
-
-let unreadSoon = null;
-store.subscribe((change) => {
-  if (change.remote && store.me) {
-    clearTimeout(unreadSoon);
-    unreadSoon = setTimeout(refreshUnread, 500);
-  }
-});
 
 // Keyboard ---------------------------------------------------------------------------------
-
-function showShortcuts() {
-  openDialog("Keyboard shortcuts", h("dl", { class: "shortcuts" },
-    SHORTCUTS.map(([keys, what]) => [h("dt", {}, h("kbd", {}, keys)), h("dd", {}, what)])));
-}
 
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;

@@ -1,5 +1,7 @@
 // Keyboard shortcuts: when a key is a shortcut rather than typing, and the list `?` shows.
 
+import { h, openDialog } from "./dom.js";
+
 /** Whether a key pressed at `target` is typed (into a field) or meant for a dialog. */
 export function typing(target) {
   return Boolean(target.closest("input, textarea, select, [contenteditable], dialog"));
@@ -23,3 +25,9 @@ export const SHORTCUTS = [
   ["x", "Select the focused backlog item"],
   ["Esc", "Close a dialog"],
 ];
+
+/** The dialog `?` opens: every shortcut and what it does. */
+export function showShortcuts() {
+  openDialog("Keyboard shortcuts", h("dl", { class: "shortcuts" },
+    SHORTCUTS.map(([keys, what]) => [h("dt", {}, h("kbd", {}, keys)), h("dd", {}, what)])));
+}
