@@ -8,10 +8,10 @@ import { busy, showShortcuts } from "./lib/keyboard.js";
 import { prefetchProject } from "./lib/project.js";
 import { store } from "./store.js";
 import * as accountView from "./views/account.js";
-import * as backlog from "./views/backlog/index.js";
-import * as board from "./views/board/index.js";
-import * as home from "./views/home.js";
-import * as item from "./views/item/index.js";
+import * as backlogView from "./views/backlog/index.js";
+import * as boardView from "./views/board/index.js";
+import * as homeView from "./views/home.js";
+import * as itemView from "./views/item/index.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -20,13 +20,13 @@ let signinSection = document.getElementById("signin");
 let cleanup = null;
 
 // What a view is handed: the shell's navigation, and the item drawer (a view of its own).
-const shell = { setNav, openItem: item.openItemDrawer };
+const shell = { setNav, openItem: itemView.openItemDrawer };
 
 const ROUTES = [
-  [/^\/projects\/([^/]+)\/board\/?$/, (m) => board.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
-  [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => backlog.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
-  [/^\/tasks\/([^/]+)\/?$/, (m) => item.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
-  [/^\/?$/, () => home.mount(main, shell)],
+  [/^\/projects\/([^/]+)\/board\/?$/, (m) => boardView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => backlogView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/tasks\/([^/]+)\/?$/, (m) => itemView.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
+  [/^\/?$/, () => homeView.mount(main, shell)],
 ];
 
 function navigate(path) {
