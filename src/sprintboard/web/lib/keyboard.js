@@ -3,7 +3,7 @@
 import { h, openDialog } from "./dom.js";
 
 /** Whether a key pressed at `target` is typed (into a field) or meant for a dialog. */
-export function typing(target) {
+function typing(target) {
   return Boolean(target.closest("input, textarea, select, [contenteditable], dialog"));
 }
 
