@@ -2,6 +2,7 @@
 
 import pytest
 
+from sprintboard.pages import WEB_ROOT
 from tests.factories import API, Api
 
 PAGES = ["/", "/projects/abc/board", "/projects/abc/backlog", "/tasks/WEB-12"]
@@ -45,10 +46,22 @@ def test_static_files_have_their_types_and_revalidate(api: Api) -> None:
     assert again.content == b""
 
 
+def test_every_module_of_the_board_is_served_from_its_folder(api: Api) -> None:
+    modules = sorted(path.relative_to(WEB_ROOT).as_posix() for path in WEB_ROOT.rglob("*.js"))
+    assert "views/board/index.js" in modules
+    for module in modules:
+        response = api.client.get(f"/static/{module}")
+        assert response.status_code == 200, module
+        assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+        assert response.content == (WEB_ROOT / module).read_bytes()
+
+
 @pytest.mark.parametrize(
     "path",
     [
         "/static/nope.js",
+        "/static/views/../../pages.py",
+        "/static/views/board/.hidden.js",
         "/static/../pages.py",
         "/static/%2e%2e/pages.py",
         "/static/..%2fpages.py",

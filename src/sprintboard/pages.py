@@ -2,7 +2,8 @@
 
 `GET /` and the deep links (`/projects/{id}/board`, `/projects/{id}/backlog`, `/tasks/{key}`)
 answer `web/index.html` whether or not the browser has a session: the app decides what to
-show (its sign-in form is in that HTML). `/static/<file>` serves the other files of `web/`.
+show (its sign-in form is in that HTML). `/static/<path>` serves the other files of `web/`,
+in its folders too (`lib/`, `views/board/`...: the board's modules import each other by path).
 Neither kind is an API route: they stay out of the OpenAPI document, and anything else
 (under `/api/` too) goes on to the router and its JSON 404.
 

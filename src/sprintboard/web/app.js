@@ -1,12 +1,17 @@
-// The board's entry point: signs in and out, routes deep links to views, and owns what every
-// page shares (the inbox, keyboard shortcuts).
+// The board's entry point, the shell: signs in and out, routes deep links to views (handing
+// each what it needs, so that no view imports the shell) and owns what every page shares (the
+// navigation, the account bar, keyboard shortcuts).
 
 import * as api from "./api.js";
+import { fill, h, link, say } from "./lib/dom.js";
+import { busy, showShortcuts } from "./lib/keyboard.js";
+import { prefetchProject } from "./lib/project.js";
 import { store } from "./store.js";
-import { h, link, openDialog, say, fill } from "./ui.js";
-import { prefetchProject, renderBoard } from "./board.js";
-import { renderBacklog } from "./backlog.js";
-import { renderItemPage } from "./item.js";
+import * as accountView from "./views/account.js";
+import * as backlogView from "./views/backlog/index.js";
+import * as boardView from "./views/board/index.js";
+import * as homeView from "./views/home.js";
+import * as itemView from "./views/item/index.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -14,19 +19,22 @@ const account = document.getElementById("account");
 let signinSection = document.getElementById("signin");
 let cleanup = null;
 
+// What a view is handed: the shell's navigation, and the item drawer (a view of its own).
+const shell = { setNav, openItem: itemView.openItemDrawer };
+
 const ROUTES = [
-  [/^\/projects\/([^/]+)\/board\/?$/, (m) => renderBoard(main, { projectId: decodeURIComponent(m[1]) })],
-  [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => renderBacklog(main, { projectId: decodeURIComponent(m[1]) })],
-  [/^\/tasks\/([^/]+)\/?$/, (m) => renderItemPage(main, { key: decodeURIComponent(m[1]) })],
-  [/^\/?$/, () => renderHome(main)],
+  [/^\/projects\/([^/]+)\/board\/?$/, (m) => boardView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => backlogView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/tasks\/([^/]+)\/?$/, (m) => itemView.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
+  [/^\/?$/, () => homeView.mount(main, shell)],
 ];
 
-export function navigate(path) {
+function navigate(path) {
   if (path !== location.pathname + location.search) history.pushState(null, "", path);
   route();
 }
 
-export function setNav(project) {
+function setNav(project) {
   fill(nav);
   if (!project) return;
   const here = location.pathname;
@@ -70,7 +78,7 @@ async function route() {
 
 function showSignIn() {
   setNav(null);
-  fill(account);
+  closeAccount();
   store.disconnect();
   fill(main, signinSection);
   const form = signinSection.querySelector("form");
@@ -121,126 +129,24 @@ async function signOut() {
   history.pushState(null, "", "/");
 }
 
-// The inbox -------------------------------------------------------------------------------
-
-let unreadTimer = null;
+// The account bar, drawn while someone is signed in.
+let unmountAccount = null;
 
 function renderAccount() {
-  fill(account,
-    h("button", { type: "button", id: "inbox-button", class: "ghost", onclick: openInbox, "aria-label": "Inbox" },
-      "Inbox ", h("span", { id: "unread", class: "count" }, "0")),
-    h("button", { type: "button", class: "ghost", onclick: showShortcuts, "aria-label": "Keyboard shortcuts", title: "Keyboard shortcuts (?)" }, "?"),
-    h("span", { class: "who" }, store.me.name),
-    h("button", { type: "button", class: "ghost", onclick: signOut }, "Sign out"),
-  );
-  refreshUnread();
+  closeAccount();
+  unmountAccount = accountView.mount(account, { signOut, signedOut });
 }
 
-async function refreshUnread() {
-  clearTimeout(unreadTimer);
-  try {
-    const { data } = await api.get("/notifications", { unread: "true", limit: 1 });
-    const badge = document.getElementById("unread");
-    if (badge) {
-      badge.textContent = String(data.total);
-      document.getElementById("inbox-button").setAttribute("aria-label", `Inbox, ${data.total} unread`);
-    }
-  } catch (error) {
-    if (error.status === 401) return signedOut();
-  }
-  unreadTimer = setTimeout(refreshUnread, 30000);
-}
-
-let unreadSoon = null;
-store.subscribe((change) => {
-  if (change.remote && store.me) {
-    clearTimeout(unreadSoon);
-    unreadSoon = setTimeout(refreshUnread, 500);
-  }
-});
-
-async function openInbox() {
-  const list = h("ul", { class: "inbox", "aria-label": "Notifications" });
-  const body = h("div", {},
-    h("p", {}, h("button", { type: "button", onclick: readAll }, "Mark all read")),
-    list);
-  const dialog = openDialog("Inbox", body, { wide: true });
-  async function load() {
-    const { data } = await api.get("/notifications", { limit: 50 });
-    fill(list, ...(data.documents.length ? data.documents.map(row) : [h("li", {}, "Nothing here yet.")]));
-  }
-  function row(note) {
-    const fields = Object.keys(note.changes || {}).join(", ");
-    return h("li", { class: note.read ? "read" : "unread" },
-      h("span", { class: "sr-only" }, note.read ? "Read: " : "Unread: "),
-      link(`/tasks/${encodeURIComponent(note.workItemKey)}`, `${note.workItemKey} ${note.workItemTitle}`, { onclick: () => dialog.close() }),
-      h("span", { class: "muted" }, ` ${note.type}${fields ? ` (${fields})` : ""}`),
-      note.read ? null : h("button", { type: "button", class: "small", onclick: async () => {
-        await api.post(`/notifications/${note.$id}/read`, {});
-        await load();
-        refreshUnread();
-      } }, "Mark read"));
-  }
-  async function readAll() {
-    await api.post("/notifications/read-all", {});
-    await load();
-    refreshUnread();
-  }
-  await load();
-}
-
-// Home: workspaces and their projects ------------------------------------------------------
-
-async function renderHome(root) {
-  setNav(null);
-  store.disconnect();
-  const workspaces = await api.getAll("/workspaces", {}, 100);
-  const sections = await Promise.all(workspaces.map(async (workspace) => {
-    const projects = await api.getAll(`/workspaces/${workspace.$id}/projects`, {}, 100);
-    return h("section", { class: "workspace", "aria-labelledby": `ws-${workspace.$id}` },
-      h("h2", { id: `ws-${workspace.$id}` }, workspace.name),
-      projects.length
-        ? h("ul", { class: "projects" }, projects.map((project) =>
-          h("li", {},
-            h("span", { class: "project-key" }, project.key), " ", h("strong", {}, project.name), " ",
-            link(`/projects/${project.$id}/board`, "Board", { "aria-label": `${project.name} board` }), " · ",
-            link(`/projects/${project.$id}/backlog`, "Backlog", { "aria-label": `${project.name} backlog` }))))
-        : h("p", { class: "muted" }, "No projects yet."));
-  }));
-  fill(root,
-    h("h1", {}, "Your projects"),
-    ...(sections.length ? sections : [h("p", { class: "muted" }, "You are not a member of any workspace yet.")]),
-  );
+function closeAccount() {
+  if (unmountAccount) unmountAccount();
+  unmountAccount = null;
 }
 
 // Keyboard ---------------------------------------------------------------------------------
 
-const SHORTCUTS = [
-  ["?", "Show these shortcuts"],
-  ["b", "Go to the board"],
-  ["l", "Go to the backlog"],
-  ["c", "Create a work item (backlog)"],
-  ["/", "Filter the board by text"],
-  ["Tab, ←↑→↓", "Move focus between cards"],
-  ["Shift + ← →", "Move the focused card to the previous or next column"],
-  ["Shift + ↑ ↓", "Move the focused card up or down"],
-  ["Enter", "Open the focused card"],
-  ["x", "Select the focused backlog item"],
-  ["Esc", "Close a dialog"],
-];
-
-function showShortcuts() {
-  openDialog("Keyboard shortcuts", h("dl", { class: "shortcuts" },
-    SHORTCUTS.map(([keys, what]) => [h("dt", {}, h("kbd", {}, keys)), h("dd", {}, what)])));
-}
-
-function typing(target) {
-  return target.closest("input, textarea, select, [contenteditable], dialog");
-}
-
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-  if (typing(event.target) || document.querySelector("dialog[open]")) return;
+  if (busy(event)) return;
   const project = location.pathname.match(/^\/projects\/([^/]+)\//);
   if (event.key === "?") {
     event.preventDefault();

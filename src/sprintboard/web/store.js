@@ -3,19 +3,7 @@
 // through `beginChange` and the store puts the server's answer (or the old state) back.
 
 import { get } from "./api.js";
-
-const STREAM_TYPES = [
-  "task.created",
-  "task.updated",
-  "task.deleted",
-  "sprint.created",
-  "sprint.updated",
-  "sprint.started",
-  "sprint.completed",
-  "sprint.deleted",
-  "relation.created",
-  "relation.deleted",
-];
+import { EVENT_TYPES } from "./lib/enums.js";
 
 const newer = (a, b) => !b || !a || (a.$updatedAt || "") >= (b.$updatedAt || "");
 
@@ -161,7 +149,7 @@ class Store {
         console.warn("unreadable stream event", error);
       }
     };
-    for (const type of STREAM_TYPES) source.addEventListener(type, onEvent);
+    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
     source.addEventListener("message", onEvent);
     source.addEventListener("open", () => document.body.setAttribute("data-live", "stream"));
     source.addEventListener("error", () => {

@@ -1,4 +1,4 @@
-// Small DOM helpers shared by the views: an element builder, messages, dialogs.
+// Small DOM helpers shared by the views: an element builder, links, messages, dialogs.
 
 /** `h("button", {class: "x", onclick}, "text", child)`: one element, its attributes, children. */
 export function h(tag, attributes = {}, ...children) {
@@ -27,6 +27,11 @@ export function fill(element, ...children) {
   element.replaceChildren(
     ...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false),
   );
+}
+
+/** A link the shell routes in the page (`data-link`) rather than loading it again. */
+export function link(href, text, attributes = {}) {
+  return h("a", { href, "data-link": "", ...attributes }, text);
 }
 
 let toastTimer = null;
@@ -66,40 +71,4 @@ export function openDialog(title, body, { wide = false, onClose } = {}) {
   document.body.append(dialog);
   dialog.showModal();
   return dialog;
-}
-
-export const STATUS_LABELS = {
-  BACKLOG: "Backlog",
-  TODO: "To do",
-  IN_PROGRESS: "In progress",
-  IN_REVIEW: "In review",
-  DONE: "Done",
-};
-export const STATUSES = Object.keys(STATUS_LABELS);
-export const PRIORITIES = ["LOW", "MEDIUM", "HIGH", "URGENT"];
-export const TYPES = ["TASK", "BUG", "STORY", "EPIC"];
-const PRIORITY_ICONS = { LOW: "↓", MEDIUM: "=", HIGH: "↑", URGENT: "⇈" };
-const TYPE_ICONS = { TASK: "☐", BUG: "✱", STORY: "▤", EPIC: "◆" };
-
-export const priorityBadge = (priority) =>
-  h("span", { class: `badge priority p-${priority.toLowerCase()}`, title: `Priority: ${priority}` },
-    h("span", { "aria-hidden": "true" }, PRIORITY_ICONS[priority] || ""), ` ${priority.toLowerCase()}`);
-
-export const typeBadge = (type) =>
-  h("span", { class: `badge type t-${type.toLowerCase()}`, title: `Type: ${type}` },
-    h("span", { "aria-hidden": "true" }, TYPE_ICONS[type] || "◆"), ` ${type.toLowerCase()}`);
-
-export const points = (value) => (value === null || value === undefined ? 0 : value);
-export const formatPoints = (value) => String(Math.round(points(value) * 100) / 100);
-
-// Formatting a date is slow (Intl) and a board redraws its sprint's dates with every change.
-const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", timeZone: "UTC" });
-
-export function formatDate(iso) {
-  if (!iso) return "—";
-  return DATE_FORMAT.format(new Date(iso));
-}
-
-export function link(href, text, attributes = {}) {
-  return h("a", { href, "data-link": "", ...attributes }, text);
 }

@@ -1,0 +1,97 @@
+// The sprint board: the project's ACTIVE sprint, a column per status. Cards move by drag and
+// drop or by keyboard (Shift + arrows), each move one bulk update, optimistic with rollback.
+// This module holds the board's state and wires its parts; the shell hands it `setNav` and
+// `openItem` (the item drawer).
+
+import * as api from "../../api.js";
+import { fill, h } from "../../lib/dom.js";
+import { itemPages, loadProjectContext } from "../../lib/project.js";
+import { CARD_HEIGHT } from "../../lib/windowing.js";
+import { store } from "../../store.js";
+import * as columnsPart from "./column.js";
+import * as dragPart from "./drag.js";
+import * as filtersPart from "./filters.js";
+import * as headerPart from "./header.js";
+import * as keysPart from "./keys.js";
+
+export async function mount(root, { projectId, setNav, openItem }) {
+  const { project, members } = await loadProjectContext(projectId, setNav);
+  const board = {
+    project,
+    sprint: [...store.sprints.values()].find((s) => s.status === "ACTIVE") || null,
+    filters: filtersPart.noFilters(),
+    // Swimlanes: "" (none), "epic" (by parent) or "assignee" (by first assignee).
+    lanesBy: "",
+    // Epics by id, as cards and lanes name them.
+    parents: new Map(),
+    items: () => (board.sprint
+      ? [...store.items.values()].filter((i) => i.sprintId === board.sprint.$id && i.projectId === project.$id) : []),
+  };
+
+  async function loadItems() {
+    if (!board.sprint) return;
+    // The sprint says how many items it holds: their pages are read at once.
+    const { query, pages } = itemPages(project, board.sprint);
+    const items = await api.getAll("/tasks", query, 500, pages * 500);
+    store.putItems(items, { silent: true });
+  }
+  await Promise.all([members, loadItems()]);
+
+  const header = h("section", { class: "sprint-header", "aria-label": "Sprint" });
+  const toolbar = h("form", { class: "filters", role: "search", "aria-label": "Filter cards", onsubmit: (e) => e.preventDefault() });
+  const columns = h("div", { class: "columns", style: `--card-height: ${CARD_HEIGHT}px` });
+  fill(root, header, toolbar, columns);
+
+  const headerView = headerPart.mount(header, { board, reload });
+  const filtersView = filtersPart.mount(toolbar, { board, onChange: () => columnsView.render() });
+  const columnsView = columnsPart.mount(columns, { board, onParentsRead: () => filtersView.renderEpicOptions() });
+  const parts = { board, columnsView, openItem };
+  const unmountDrag = dragPart.mount(columns, parts);
+  const unmountKeys = keysPart.mount(columns, parts);
+
+  function renderAll() {
+    headerView.render();
+    filtersView.render();
+    columnsView.render();
+  }
+
+  async function reload() {
+    const sprints = await api.getAll("/sprints", { projectId: project.$id }, 500);
+    store.sprints.clear();
+    store.putSprints(sprints, { silent: true });
+    board.sprint = sprints.find((s) => s.status === "ACTIVE") || null;
+    await loadItems();
+    renderAll();
+  }
+
+  const unsubscribe = store.subscribe((change) => {
+    if (change.kind === "sprints") {
+      const active = [...store.sprints.values()].find((s) => s.status === "ACTIVE" && s.projectId === project.$id) || null;
+      if ((active && active.$id) !== (board.sprint && board.sprint.$id)) {
+        board.sprint = active;
+        loadItems().then(renderAll);
+        return;
+      }
+      if (active) board.sprint = active;
+      headerView.render();
+    } else if (change.kind === "items") {
+      headerView.render();
+      columnsView.render();
+    }
+  });
+
+  renderAll();
+  root.append(h("p", { id: "card-help", class: "sr-only" },
+    "Press Enter to open. Shift and arrow keys move the card; arrow keys move focus."));
+  // For `make bench` (bench/board.py): the columns are drawn, their handlers attached and a
+  // frame painted.
+  performance.clearMarks("board:interactive");
+  requestAnimationFrame(() => setTimeout(() => performance.mark("board:interactive")));
+  return () => {
+    unsubscribe();
+    filtersView.unmount();
+    columnsView.unmount();
+    unmountDrag();
+    unmountKeys();
+  };
+}

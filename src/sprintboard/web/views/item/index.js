@@ -1,0 +1,144 @@
+// One work item: in a drawer over the board, or as its own page at /tasks/{key}. Edits are
+// sent with If-Match; a 412 means someone else changed it first, so the item is reloaded.
+
+import * as api from "../../api.js";
+import { fill, h, link, openDialog, say } from "../../lib/dom.js";
+import { STATUS_LABELS, TYPES } from "../../lib/enums.js";
+import { formatPoints, priorityBadge, typeBadge } from "../../lib/format.js";
+import { store } from "../../store.js";
+import { activity } from "./activity.js";
+import { comments, timeLogs } from "./comments.js";
+import { changes, fieldsForm } from "./fields.js";
+import { children, relations, section } from "./sections.js";
+
+export function openItemDrawer(key) {
+  const body = h("div", { class: "item" }, h("p", { class: "loading" }, "Loading…"));
+  const dialog = openDialog(key, body, { wide: true });
+  dialog.classList.add("drawer");
+  dialog.dataset.item = key;
+  const stop = renderItem(body, key, {
+    onLoaded: (item) => { dialog.querySelector("h2").textContent = `${item.key} ${item.title}`; },
+  });
+  dialog.addEventListener("close", stop);
+  return dialog;
+}
+
+/** The item's own page; `setNav` is the shell's, shown the item's project. */
+export async function mount(root, { key, setNav }) {
+  const body = h("article", { class: "item page" });
+  fill(root, body);
+  let first = true;
+  return renderItem(body, key, {
+    asPage: true,
+    onLoaded: async (item) => {
+      if (!first) return;
+      first = false;
+      const { data: project } = await api.get(`/projects/${item.projectId}`);
+      setNav(project);
+      store.connect(item.workspaceId);
+    },
+  });
+}
+
+function renderItem(root, key, { asPage = false, onLoaded } = {}) {
+  let item = null;
+  let etag = null;
+  let types = TYPES;
+  let stopped = false;
+
+  async function load(message) {
+    const answer = await api.get(`/tasks/${encodeURIComponent(key)}`);
+    item = answer.data;
+    etag = answer.etag;
+    key = item.key;
+    if (!store.members.length || store.members[0].workspaceId !== item.workspaceId) {
+      store.members = await api.getAll(`/workspaces/${item.workspaceId}/members`, {}, 500);
+    }
+    try {
+      const custom = await api.getAll(`/workspaces/${item.workspaceId}/work-item-types`, {}, 100);
+      types = [...new Set([...TYPES, ...custom.map((t) => t.name)])];
+    } catch { /* the built-in types are enough to edit with */ }
+    if (stopped) return;
+    store.putItems([item]);
+    if (onLoaded) await onLoaded(item);
+    render(message);
+  }
+
+  function render(message) {
+    const notice = h("p", { class: "notice", role: "status" }, message || "");
+    const form = fieldsForm(item, types, (edited) => save(edited, notice));
+    const kids = children(item);
+    const events = activity(item);
+    fill(root,
+      asPage ? h("h1", {}, `${item.key} ${item.title}`) : null,
+      h("p", { class: "item-meta" },
+        typeBadge(item.type), " ", priorityBadge(item.priority), " ",
+        h("span", { class: "pill" }, STATUS_LABELS[item.status]),
+        item.blocked ? h("span", { class: "blocked" }, " ⛔ blocked") : null,
+        " ", asPage ? null : link(`/tasks/${encodeURIComponent(item.key)}`, "Open as page", { onclick: () => root.closest("dialog")?.close() })),
+      item.parent ? h("p", {}, "Parent: ", link(`/tasks/${encodeURIComponent(item.parent.key)}`, `${item.parent.key} ${item.parent.title}`)) : null,
+      notice,
+      form,
+      section("Children", kids.element),
+      section("Relations", relations(item)),
+      section(`Comments (${item.comments.length})`, comments(item, load)),
+      section(`Time logged (${formatPoints(item.loggedHours)} h)`, timeLogs(item, load)),
+      section("Activity", events.element),
+    );
+    kids.load();
+    events.load();
+  }
+
+  async function save(form, notice) {
+    const body = changes(form, item);
+    if (!Object.keys(body).length) {
+      notice.textContent = "Nothing changed.";
+      return;
+    }
+    try {
+      await store.beginChange([item.$id], () => Object.assign(store.items.get(item.$id) || {}, body), async () => {
+        const answer = await api.patch(`/tasks/${item.$id}`, body, etag);
+        etag = answer.etag;
+        item = { ...item, ...answer.data };
+        return [answer.data];
+      });
+      render("Saved.");
+      say(`${item.key} saved`);
+    } catch (error) {
+      if (error.status === 412) {
+        await load(`${item.key} was changed by someone else while you edited it. It has been reloaded with their changes; yours were not saved.`);
+        say(`${item.key} changed elsewhere: reloaded`, { error: true });
+      } else {
+        notice.textContent = `Not saved: ${api.describe(error)}`;
+      }
+    }
+  }
+
+  // Whether an item from the stream is what is shown already: the echo of this drawer's own
+  // save (which often arrives after the save's answer) or an older state. Not a later change,
+  // even one made in the same millisecond: that one differs in a field.
+  function shows(changed) {
+    if (!changed?.$updatedAt) return false;
+    if (changed.$updatedAt < (item.$updatedAt || "")) return true;
+    return Object.entries(changed).every(([name, value]) => JSON.stringify(value ?? null) === JSON.stringify(item[name] ?? null));
+  }
+
+  const unsubscribe = store.subscribe((change) => {
+    if (!change.remote || !item || !change.event || change.event.subjectId !== item.$id) return;
+    if (/^task\.(created|updated)$/.test(change.event.type) && shows(change.event.payload?.workItem)) return;
+    if (root.querySelector("form.edit")?.contains(document.activeElement)) {
+      const notice = root.querySelector(".notice");
+      if (notice) notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";
+      return;
+    }
+    load("Updated by someone else.");
+  });
+
+  load().catch((error) => {
+    fill(root, h("p", { class: "error", role: "alert" }, api.describe(error)));
+  });
+  return () => {
+    stopped = true;
+    unsubscribe();
+  };
+}
