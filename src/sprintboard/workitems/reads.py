@@ -251,7 +251,8 @@ def children_of(walk: str, dialect: str) -> str:
     if dialect == "sqlite":
         return f"FROM work_items w JOIN {walk} t ON w.parent_id = t.id"
     return (
-        f"FROM {walk} t CROSS JOIN LATERAL (SELECT id, status, story_points FROM work_items"
+        f"FROM {walk} t CROSS JOIN LATERAL (SELECT id, status_category, story_points"
+        " FROM work_items"
         " WHERE parent_id = t.id OFFSET 0) w"
     )
 
@@ -259,13 +260,13 @@ def children_of(walk: str, dialect: str) -> str:
 _TREE = {
     dialect: f"""
 WITH RECURSIVE tree_(id, status, points, level) AS (
-    SELECT id, status, story_points, 1 FROM work_items WHERE parent_id = :id
+    SELECT id, status_category, story_points, 1 FROM work_items WHERE parent_id = :id
     UNION ALL
-    SELECT w.id, w.status, w.story_points, t.level + 1
+    SELECT w.id, w.status_category, w.story_points, t.level + 1
     {children_of("tree_", dialect)} WHERE t.level < {MAX_DEPTH}
 )
 SELECT 'g' AS kind_, NULL AS id, NULL AS task_id, NULL AS key, NULL AS title, NULL AS status,
-    NULL AS created_at, NULL AS type, count(*) AS items,
+    NULL AS category, NULL AS created_at, NULL AS type, count(*) AS items,
     sum(CASE WHEN status = 'DONE' THEN 1 ELSE 0 END) AS done_items, sum(points) AS points,
     sum(CASE WHEN status = 'DONE' THEN points END) AS done_points
 FROM tree_
@@ -275,13 +276,15 @@ FROM tree_
 """Progress over every descendant: walked down the parent index one level at a time (the
 level bound keeps even damaged data from looping), in rows of `_HIERARCHY_ROW`'s shape."""
 _PARENT = (
-    "SELECT 'p' AS kind_, NULL AS id, id AS task_id, key, title, status, NULL AS created_at,"
+    "SELECT 'p' AS kind_, NULL AS id, id AS task_id, key, title, status,"
+    " status_category AS category, NULL AS created_at,"
     " type, NULL AS items, NULL AS done_items, NULL AS points, NULL AS done_points"
     " FROM work_items WHERE id = {parent}"
 )
 """The item's parent (`parent`: its `$id`), in a row of `_HIERARCHY_ROW`'s shape."""
 _HIERARCHY_ROW = (
-    "kind_, id, task_id, key, title, status, created_at, type, items, done_items, points,"
+    "kind_, id, task_id, key, title, status, category, created_at, type, items, done_items,"
+    " points,"
     " done_points"
 )
 """The columns of the rows `with_hierarchy` reads: its kind (`g` progress, `p` parent, `o`
@@ -296,7 +299,8 @@ def _relations_sql(codec: Codec, item: str = ":id") -> str:
     created = codec.timestamp_column("r.created_at")
     return " UNION ALL ".join(
         f"SELECT '{kind}' AS kind_, r.id AS id, o.id AS task_id, o.key AS key, o.title AS title,"
-        f" o.status AS status, {created} AS created_at, r.type AS type, NULL AS items,"
+        f" o.status AS status, o.status_category AS category, {created} AS created_at,"
+        " r.type AS type, NULL AS items,"
         " NULL AS done_items, NULL AS points, NULL AS done_points FROM work_item_relations r"
         f" JOIN work_items o ON o.id = r.{other} WHERE r.{me} = {item}"
         for kind, me, other in (("o", "source_id", "target_id"), ("i", "target_id", "source_id"))
@@ -321,12 +325,20 @@ _HIERARCHY_ORDER = " ORDER BY kind_, created_at, id"
 
 
 def _relation_reader(columns: Columns) -> Callable[[Sequence[Any]], dict[str, Any]]:
-    get = columns.getter("kind_", "id", "task_id", "key", "title", "status", "created_at", "type")
+    get = columns.getter(
+        "kind_", "id", "task_id", "key", "title", "status", "category", "created_at", "type"
+    )
 
     def relation(row: Sequence[Any]) -> dict[str, Any]:
-        kind, relation_id, task_id, key, title, status, created_at, type_ = get(row)
+        kind, relation_id, task_id, key, title, status, category, created_at, type_ = get(row)
         seen = type_ if kind == "o" else SEEN_FROM_TARGET.get(type_, type_)
-        task = {"$id": task_id, "key": key, "title": title, "status": status}
+        task = {
+            "$id": task_id,
+            "key": key,
+            "title": title,
+            "status": status,
+            "statusCategory": category,
+        }
         return {"$id": relation_id, "type": seen, "task": task, "$createdAt": created_at}
 
     return relation
@@ -349,7 +361,7 @@ def _progress_reader(columns: Columns) -> Getter:
 
 
 def _parent_reader(columns: Columns) -> Getter:
-    return columns.getter("task_id", "key", "title", "type", "status")
+    return columns.getter("task_id", "key", "title", "type", "status", "category")
 
 
 def with_new_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
@@ -397,14 +409,21 @@ def with_hierarchy(db: Raw, item: dict[str, Any], related: str | None = None) ->
                 "donePoints": done_points or 0,
             }
         elif kind == "p":
-            task_id, key, title, type_, status = columns.made(_parent_reader)(row)
-            parent = {"$id": task_id, "key": key, "title": title, "type": type_, "status": status}
+            task_id, key, title, type_, status, category = columns.made(_parent_reader)(row)
+            parent = {
+                "$id": task_id,
+                "key": key,
+                "title": title,
+                "type": type_,
+                "status": status,
+                "statusCategory": category,
+            }
         else:
             relations.append(columns.made(_relation_reader)(row))
     relations.sort(key=lambda r: (r["$createdAt"], r["$id"]))
     item["parent"], item["progress"], item["relations"] = parent, progress, relations
     item["blocked"] = any(
-        r["type"] == "blocked_by" and r["task"]["status"] != "DONE" for r in relations
+        r["type"] == "blocked_by" and r["task"]["statusCategory"] != "DONE" for r in relations
     )
     return item
 

@@ -23,7 +23,8 @@ from sprintboard.workitems import fields, reads
 
 CHANGEABLE = {f.column: f.name for f in fields.SETTABLE}
 """Column → API field, for every field a client may change (`fields.SETTABLE`)."""
-_COLUMN = {field: column for column, field in CHANGEABLE.items()}
+_COLUMN = {f.name: f.column for f in fields.FIELDS}
+"""API field → column, for every field a change writes (a status's category with it)."""
 
 
 def lock_items(
@@ -115,7 +116,7 @@ def move_sprint_items(
     order); returns how many moved.
     """
     db = raw(session)
-    unfinished = " AND status <> 'DONE'" if only_unfinished else ""
+    unfinished = " AND status_category <> 'DONE'" if only_unfinished else ""
     params = {
         "sprint_id": sprint_id,
         "to_": to_sprint_id,
