@@ -226,7 +226,5 @@ def test_transition_rules_refuse_what_they_do_not_list(admin: Api) -> None:
     unknown = admin.request("PUT", f"/api/v1{path}", json={"transitions": {"TODO": ["NOPE"]}})
     assert error_of(unknown)["details"] == {"field": "transitions", "reason": "invalid_value"}
     admin.ok("DELETE", f"/projects/{board.project_id}/statuses/IN_REVIEW?moveTo=IN_PROGRESS")
-    assert admin.ok("GET", path) == {
-        "transitions": {"BACKLOG": ["TODO"], "TODO": ["IN_PROGRESS"]}
-    }
+    assert admin.ok("GET", path) == {"transitions": {"BACKLOG": ["TODO"], "TODO": ["IN_PROGRESS"]}}
     assert admin.ok("PUT", path, {"transitions": None}, status=200) == {"transitions": None}

@@ -11,7 +11,7 @@ moved, re-estimated, or made DONE or not DONE. A sprint's start keeps one `start
 item it then holds, and drops the rows from before it.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -71,7 +71,7 @@ def rows_for(
                 if sprint_id is None and changes["sprintId"]["from"] in ended:
                     continue  # (a completion's move to the backlog: nothing to write)
                 standing = [(changes["sprintId"]["from"], "out"), (sprint_id, "in")]
-            elif "storyPoints" in changes or "DONE" in _values(changes, "statusCategory"):
+            elif "storyPoints" in changes or "status" in changes:
                 standing = [(sprint_id, "in")]
             else:
                 continue
@@ -91,11 +91,6 @@ def rows_for(
                 )
             )
     return rows
-
-
-def _values(changes: dict[str, Any], field: str) -> Iterable[Any]:
-    change = changes.get(field)
-    return change.values() if change else ()
 
 
 def forget(session: Session, *, scope: str, record_id: str) -> None:

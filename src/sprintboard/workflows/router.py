@@ -96,8 +96,9 @@ async def delete_status(
     """Its items move to `moveTo`, each with a `task.updated` event; the answer's `$id` is
     the status's name.
 
-    Rules the document cannot state: while items hold it, `moveTo` is required (409
-    `status_in_use`); the last status of a category cannot go (409 `last_in_category`)."""
+    Rules the document cannot state: `moveTo` is another status of the project, required
+    while items hold this one (409 `status_in_use`); the last status of a category cannot go
+    (409 `last_in_category`)."""
     _, access = access_project(session, caller, project_id)
     access.require(Permission.PROJECT_MANAGE)
     workflow, held = service.delete_status(
@@ -138,7 +139,7 @@ async def set_workflow(
 ) -> Response:
     """`{"transitions": null}` clears them: any status may then change to any.
 
-    Rules the document cannot state: every name must be a status of the project."""
+    Rules the document cannot state: every name in `transitions` is a status of the project."""
     _, access = access_project(session, caller, project_id)
     access.require(Permission.PROJECT_MANAGE)
     rules = service.set_transitions(session, project_id=project_id, transitions=body.transitions)

@@ -305,6 +305,9 @@ FILTERS: tuple[tuple[ItemField, Filter], ...] = tuple(
 )
 EXPORTED = tuple(f.name for f in FIELDS if f.exported)
 """What an export writes of an item's own fields, and an import sends back on create."""
+DERIVED = frozenset({"statusCategory"})
+"""Fields that change only with another (a status's category with the status): a change's
+event names the other alone."""
 CREATE_ONLY_COLUMNS = ("number", "created_by", "version")
 """Columns a create writes that the API does not show."""
 CREATE_COLUMNS = (*(f.column for f in FIELDS), *CREATE_ONLY_COLUMNS)

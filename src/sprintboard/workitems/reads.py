@@ -325,20 +325,12 @@ _HIERARCHY_ORDER = " ORDER BY kind_, created_at, id"
 
 
 def _relation_reader(columns: Columns) -> Callable[[Sequence[Any]], dict[str, Any]]:
-    get = columns.getter(
-        "kind_", "id", "task_id", "key", "title", "status", "category", "created_at", "type"
-    )
+    get = columns.getter("kind_", "id", "task_id", "key", "title", "status", "created_at", "type")
 
     def relation(row: Sequence[Any]) -> dict[str, Any]:
-        kind, relation_id, task_id, key, title, status, category, created_at, type_ = get(row)
+        kind, relation_id, task_id, key, title, status, created_at, type_ = get(row)
         seen = type_ if kind == "o" else SEEN_FROM_TARGET.get(type_, type_)
-        task = {
-            "$id": task_id,
-            "key": key,
-            "title": title,
-            "status": status,
-            "statusCategory": category,
-        }
+        task = {"$id": task_id, "key": key, "title": title, "status": status}
         return {"$id": relation_id, "type": seen, "task": task, "$createdAt": created_at}
 
     return relation
@@ -361,7 +353,7 @@ def _progress_reader(columns: Columns) -> Getter:
 
 
 def _parent_reader(columns: Columns) -> Getter:
-    return columns.getter("task_id", "key", "title", "type", "status", "category")
+    return columns.getter("task_id", "key", "title", "type", "status")
 
 
 def with_new_hierarchy(db: Raw, item: dict[str, Any]) -> dict[str, Any]:
@@ -397,7 +389,7 @@ def with_hierarchy(db: Raw, item: dict[str, Any], related: str | None = None) ->
             rows += db.rows(_TREE[db.dialect], {"id": item["$id"]})
     parent, relations = None, []
     progress = {"items": 0, "doneItems": 0, "points": 0, "donePoints": 0}
-    kind_of = columns.getter("kind_")
+    kind_of, category_of, blocked = columns.getter("kind_"), columns.getter("category"), False
     for row in rows:
         kind = kind_of(row)
         if kind == "g":
@@ -409,22 +401,16 @@ def with_hierarchy(db: Raw, item: dict[str, Any], related: str | None = None) ->
                 "donePoints": done_points or 0,
             }
         elif kind == "p":
-            task_id, key, title, type_, status, category = columns.made(_parent_reader)(row)
-            parent = {
-                "$id": task_id,
-                "key": key,
-                "title": title,
-                "type": type_,
-                "status": status,
-                "statusCategory": category,
-            }
+            task_id, key, title, type_, status = columns.made(_parent_reader)(row)
+            parent = {"$id": task_id, "key": key, "title": title, "type": type_, "status": status}
         else:
-            relations.append(columns.made(_relation_reader)(row))
+            relation = columns.made(_relation_reader)(row)
+            relations.append(relation)
+            # (Blocked by an item whose status is not of category DONE.)
+            blocked = blocked or (relation["type"] == "blocked_by" and category_of(row) != "DONE")
     relations.sort(key=lambda r: (r["$createdAt"], r["$id"]))
     item["parent"], item["progress"], item["relations"] = parent, progress, relations
-    item["blocked"] = any(
-        r["type"] == "blocked_by" and r["task"]["statusCategory"] != "DONE" for r in relations
-    )
+    item["blocked"] = blocked
     return item
 
 
@@ -831,6 +817,7 @@ def list_items(
     """A page of a workspace's work items in `order` (after the item whose sort keys are
     `after`, then `offset` more), and how many match in all."""
     db = raw(session)
+    _check_status_names(db, workspace_id, filters)
     below, source, where, params = _where(db, workspace_id, filters)
     total_sql = _total_query(filters, source, where)
     page_where = where
@@ -856,6 +843,24 @@ def list_items(
     decode = columns.made(item_decoder)
     items = attach_assignees(db, [decode(row) for row in rows])
     return ItemPage(items, total, last_keys)
+
+
+def _check_status_names(db: Raw, workspace_id: str, filters: TaskFilters) -> None:
+    """`status=` takes the names of statuses the workspace's projects have: any other is
+    400 `invalid_value`, as a fixed set's unknown value is."""
+    for match in filters.matches:
+        if match.field.name != "status":
+            continue
+        placeholders, params = in_list("n", sorted(set(match.value)))
+        rows = db.rows(
+            "SELECT DISTINCT s.name FROM project_statuses s JOIN projects p"
+            f" ON p.id = s.project_id WHERE p.workspace_id = :w AND s.name IN {placeholders}",
+            {**params, "w": workspace_id},
+        )
+        if unknown := sorted(set(match.value) - {row[0] for row in rows}):
+            raise InvalidRequest(
+                "status", "invalid_value", f"status: no project here has {unknown}."
+            )
 
 
 def _total_query(filters: TaskFilters, source: str, where: str) -> str:

@@ -233,7 +233,6 @@ class ParentSummary(BaseModel):
     title: str
     type: str
     status: str
-    status_category: Category = Field(alias="statusCategory")
 
 
 class Progress(BaseModel):
@@ -253,7 +252,6 @@ class RelatedTask(BaseModel):
     key: str
     title: str
     status: str
-    status_category: Category = Field(alias="statusCategory")
 
 
 class RelationRead(BaseModel):

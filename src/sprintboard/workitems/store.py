@@ -92,7 +92,8 @@ def change_items(
         record["$updatedAt"] = shown
         writes.setdefault(tuple(diff), []).append(params)
         changed.append(record)
-        to_record.append(_updated(record, diff, actor_id))
+        shown_diff = {f: change for f, change in diff.items() if f not in fields.DERIVED}
+        to_record.append(_updated(record, shown_diff, actor_id))
     for names, rows in writes.items():
         _write(db, [_COLUMN[field] for field in names], rows, stamp)
     events.record_many(session, to_record)
