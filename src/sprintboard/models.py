@@ -344,21 +344,16 @@ class WorkItem(Timestamped, Base):
     __tablename__ = "work_items"
     __table_args__ = (
         UniqueConstraint("project_id", "number"),
-        # Board order ends in `id` so that a page is read in index order, never sorted. A
-        # project's items are always read with their workspace: this index serves both.
-        Index(
-            "ix_work_items_board_order",
-            "workspace_id",
-            "project_id",
-            "position",
-            "created_at",
-            "id",
-        ),
-        Index("ix_work_items_workspace_order", "workspace_id", "position", "created_at", "id"),
+        # Board order is exactly `position, id` (lists and cursors), so that a page is read
+        # in index order, never sorted. A project's items are always read with their
+        # workspace: this index serves both.
+        Index("ix_work_items_board_order", "workspace_id", "project_id", "position", "id"),
+        Index("ix_work_items_workspace_order", "workspace_id", "position", "id"),
         Index("ix_work_items_workspace_key", "workspace_id", "key"),
-        # A sprint's items (its status is filtered on the rows): `status` in no index lets a
-        # status change be a HOT update on PostgreSQL (the fill factor leaves it room).
-        Index("ix_work_items_sprint", "sprint_id"),
+        # A sprint's items in board order (its status is filtered on the rows): `status` in
+        # no index lets a status change be a HOT update on PostgreSQL (the fill factor leaves
+        # it room); `position` is in the board's index anyway.
+        Index("ix_work_items_sprint", "sprint_id", "position", "id"),
         # Children by parent: `childCount`, and the recursive walks down a tree (progress,
         # `ancestorId`) that follow it one level at a time.
         Index("ix_work_items_parent", "parent_id"),

@@ -759,8 +759,7 @@ def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:
     """Every work item of a sprint, in board order, with their embeds."""
     db = raw(session)
     rows = db.rows(
-        f"{_ITEMS[db.dialect]} WHERE wi.sprint_id = :sprint"
-        " ORDER BY wi.position, wi.created_at, wi.id",
+        f"{_ITEMS[db.dialect]} WHERE wi.sprint_id = :sprint ORDER BY wi.position, wi.id",
         {"sprint": sprint_id},
     )
     return attach_assignees(db, [item_from_row(row) for row in rows])
