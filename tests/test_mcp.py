@@ -192,8 +192,9 @@ def test_the_update_tool_types_every_field_it_changes(server: Served) -> None:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         schema = tools["update_item"].input_schema
         changes = schema["$defs"][schema["properties"]["changes"]["$ref"].rsplit("/", 1)[1]]
-        status = changes["properties"]["status"]["anyOf"][0]
-        assert status["enum"] == ["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
+        priority = changes["properties"]["priority"]["anyOf"][0]
+        assert priority["enum"] == ["LOW", "MEDIUM", "HIGH", "URGENT"]
+        assert changes["properties"]["status"]["anyOf"][0]["pattern"] == "^[A-Z][A-Z0-9_]{0,31}$"
         assert changes["additionalProperties"] is False
         made = structured(await client.call_tool("create_item", create))
         changed = structured(

@@ -39,6 +39,7 @@ EXEMPT: dict[str, str] = {
     f"{API}/sessions/current": "the caller's own browser session",
     f"{API}/events/stream": "an endless stream; its 404 for non-members is in test_stream",
     "/mcp": "the MCP endpoint: each tool is an API call with the caller's key (test_mcp)",
+    f"{API}/meta/work-items": "the registry of work item fields: the same for every caller",
 }
 
 # What a path parameter names, by (path prefix, parameter); prefix "" matches any path.
@@ -47,6 +48,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     (f"{API}/projects/", "id"): "project",
     (f"{API}/projects/", "projectId"): "project",
     (f"{API}/workspaces/", "name"): "type",
+    (f"{API}/projects/", "name"): "status",
     (f"{API}/webhooks/", "id"): "webhook",
     ("", "userId"): "member",
     ("", "taskId"): "task",
@@ -71,6 +73,9 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", f"{API}/webhooks/{{id}}/test"): {},
     ("POST", f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}/redeliver"): {},
     ("PATCH", f"{API}/projects/{{id}}"): {"name": "Hijacked"},
+    ("POST", f"{API}/projects/{{id}}/statuses"): {"name": "HIJACK", "category": "TODO"},
+    ("PATCH", f"{API}/projects/{{id}}/statuses/{{name}}"): {"label": "Hijacked"},
+    ("PUT", f"{API}/projects/{{id}}/workflow"): {"transitions": None},
     ("POST", f"{API}/tasks"): {
         "name": "Hijack",
         "workspaceId": "{workspace}",
@@ -237,6 +242,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "webhook": webhook["$id"],
         "delivery": ping["$id"],
         "type": "SPIKE",
+        "status": "IN_REVIEW",
     }
     return owner, objects
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager, nullcontext
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio.from_thread
 import httpx
@@ -37,9 +37,10 @@ _VALUE_TYPES: dict[str, Any] = {"text": str, "day": date, "real": float, "bool":
 
 
 def _change_type(f: fields.ItemField) -> Any:
-    """What a tool takes for a field: its values if it has a fixed set, else its kind."""
-    if f.enum:
-        return Literal[f.enum]
+    """What a tool takes for a field: what a request takes (its values if it has a fixed
+    set), else what its kind holds."""
+    if f.value is not None:
+        return f.value
     return list[str] if f.kind == "list" else _VALUE_TYPES[f.kind]
 
 

@@ -55,6 +55,7 @@ from sprintboard.routing import RouteIndex
 from sprintboard.schemas import state_string_rules_of
 from sprintboard.serverkey import SecretBox, server_key
 from sprintboard.sprints.router import router as sprints_router
+from sprintboard.workflows.router import router as workflows_router
 from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
 
@@ -62,6 +63,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     identity_router,
     workspaces_router,
     projects_router,
+    workflows_router,
     workitems_router,
     sprints_router,
     events_router,

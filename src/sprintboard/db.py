@@ -25,19 +25,27 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
+from sprintboard.models import STATUS_FOREIGN_KEY
 from sprintboard.sql import READS, WRITES, AutocommitReads
 
 WRITE_OPTION = "sprintboard_write"
 T = TypeVar("T")
 
 _RUN_AGAIN = frozenset({"40P01", "40001"})  # deadlock_detected, serialization_failure
+_FOREIGN_KEY_VIOLATION = "23503"
 
 
 def must_run_again(error: BaseException) -> bool:
     """Whether PostgreSQL aborted the transaction only to let others through (a deadlock's
-    victim): run again from the start, it goes through once the others are done."""
+    victim), or because a check it made came true meanwhile (an item moved to a status that
+    a concurrent delete removed: `models.STATUS_FOREIGN_KEY`): run again from the start, it
+    goes through (or is refused as it should be) once the others are done."""
     cause = error.orig if isinstance(error, DBAPIError) else error  # (raw driver SQL too)
-    return isinstance(cause, psycopg.Error) and cause.sqlstate in _RUN_AGAIN
+    if not isinstance(cause, psycopg.Error):
+        return False
+    if cause.sqlstate == _FOREIGN_KEY_VIOLATION:
+        return cause.diag.constraint_name == STATUS_FOREIGN_KEY
+    return cause.sqlstate in _RUN_AGAIN
 
 
 CONNECT_TIMEOUT = 5

@@ -230,6 +230,7 @@ READ_ONLY_FIELDS = frozenset(
         "timeLogs",
         "workItems",
         "childCount",
+        "statusCategory",
         "parent",
         "progress",
         "relations",

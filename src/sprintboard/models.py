@@ -16,6 +16,7 @@ from sqlalchemy import (
     Dialect,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     MetaData,
@@ -231,6 +232,23 @@ class Project(Timestamped, Base):
     board_end: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     """The highest position a create has given or been given: a create's default position
     comes from the row it locks for its number (`workitems/service.create_work_item`)."""
+    transitions: Mapped[dict[str, list[str]] | None] = mapped_column(JSONValue)
+    """The workflow's transition rules (`{from: [to, ...]}`), or None: any status to any."""
+
+
+class ProjectStatus(Base):
+    """A status of a project's workflow: its items' `status` is one of its names. The name and
+    the category never change, so an item's category is kept on its row with its status."""
+
+    __tablename__ = "project_statuses"
+
+    project_id: Mapped[str] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    label: Mapped[str] = mapped_column(String(64))
+    category: Mapped[str] = mapped_column(String(16))
+    position: Mapped[int] = mapped_column(Integer)
 
 
 class WorkItemType(Timestamped, Base):
@@ -319,28 +337,33 @@ class SprintReport(Base):
     body: Mapped[str] = mapped_column(Text)
 
 
+STATUS_FOREIGN_KEY = "fk_work_items_status_project_statuses"
+
+
 class WorkItem(Timestamped, Base):
     __tablename__ = "work_items"
     __table_args__ = (
         UniqueConstraint("project_id", "number"),
-        # Board order ends in `id` so that a page is read in index order, never sorted. A
-        # project's items are always read with their workspace: this index serves both.
-        Index(
-            "ix_work_items_board_order",
-            "workspace_id",
-            "project_id",
-            "position",
-            "created_at",
-            "id",
-        ),
-        Index("ix_work_items_workspace_order", "workspace_id", "position", "created_at", "id"),
+        # Board order is exactly `position, id` (lists and cursors), so that a page is read
+        # in index order, never sorted. A project's items are always read with their
+        # workspace: this index serves both.
+        Index("ix_work_items_board_order", "workspace_id", "project_id", "position", "id"),
+        Index("ix_work_items_workspace_order", "workspace_id", "position", "id"),
         Index("ix_work_items_workspace_key", "workspace_id", "key"),
-        # A sprint's items (its status is filtered on the rows): `status` in no index lets a
-        # status change be a HOT update on PostgreSQL (the fill factor leaves it room).
-        Index("ix_work_items_sprint", "sprint_id"),
+        # A sprint's items in board order (its status is filtered on the rows): `status` in
+        # no index lets a status change be a HOT update on PostgreSQL (the fill factor leaves
+        # it room); `position` is in the board's index anyway.
+        Index("ix_work_items_sprint", "sprint_id", "position", "id"),
         # Children by parent: `childCount`, and the recursive walks down a tree (progress,
         # `ancestorId`) that follow it one level at a time.
         Index("ix_work_items_parent", "parent_id"),
+        # An item's status is one its project has, whatever changes at the same time: a
+        # change racing a status's delete fails here and runs again (`db.must_run_again`).
+        ForeignKeyConstraint(
+            ["project_id", "status"],
+            ["project_statuses.project_id", "project_statuses.name"],
+            name=STATUS_FOREIGN_KEY,
+        ),
         {"postgresql_with": {"fillfactor": 85}},
     )
 
@@ -352,7 +375,10 @@ class WorkItem(Timestamped, Base):
     key: Mapped[str] = mapped_column(String(24))
     title: Mapped[str] = mapped_column(String(255))
     type: Mapped[str] = mapped_column(String(32), default="TASK")
-    status: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(32))
+    status_category: Mapped[str] = mapped_column(String(16), server_default="TODO")
+    """The category of `status` in its project (`ProjectStatus`), kept with it: what "DONE"
+    means everywhere (completion, points, progress, `blocked`, reports)."""
     priority: Mapped[str] = mapped_column(String(16), default="MEDIUM")
     description: Mapped[str | None] = mapped_column(Text)
     assignee_ids: Mapped[list[str]] = mapped_column(JSONValue, default=list)

@@ -16,6 +16,7 @@ from sprintboard.sprints import history as sprint_history
 from sprintboard.sprints import store as sprint_store
 from sprintboard.sprints.schemas import sprint_json
 from sprintboard.sql import raw
+from sprintboard.workflows.service import add_built_in
 from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
 from sprintboard.workitems.relations import delete_relations_of
 from sprintboard.workitems.service import detach_children
@@ -65,6 +66,7 @@ def create_project(
             session.flush()
     except IntegrityError:
         raise Conflict("duplicate_key", f"The key {key} is taken in this workspace.") from None
+    add_built_in(session, project.id)
     return project
 
 

@@ -22,7 +22,7 @@ COLUMNS = ("sprint_id", "seq", "at", "work_item_id", "key", "kind", "points", "d
 
 _SNAPSHOT = """
 INSERT INTO sprint_history (sprint_id, seq, at, work_item_id, key, kind, points, done)
-SELECT sprint_id, :seq, :at, id, key, 'start', story_points, status = 'DONE'
+SELECT sprint_id, :seq, :at, id, key, 'start', story_points, status_category = 'DONE'
 FROM work_items WHERE sprint_id = :sprint_id
 """
 
@@ -71,7 +71,7 @@ def rows_for(
                 if sprint_id is None and changes["sprintId"]["from"] in ended:
                     continue  # (a completion's move to the backlog: nothing to write)
                 standing = [(changes["sprintId"]["from"], "out"), (sprint_id, "in")]
-            elif "storyPoints" in changes or "DONE" in (changes.get("status") or {}).values():
+            elif "storyPoints" in changes or "status" in changes:
                 standing = [(sprint_id, "in")]
             else:
                 continue
@@ -87,7 +87,7 @@ def rows_for(
                     item.get("key", ""),
                     kind,
                     item.get("storyPoints"),
-                    item.get("status") == "DONE",
+                    item.get("statusCategory") == "DONE",
                 )
             )
     return rows

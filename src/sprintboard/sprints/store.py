@@ -31,7 +31,7 @@ class Figures(NamedTuple):
 def _figure_columns() -> tuple[Any, Any, Any]:
     """A sprint's figures, as columns over its items, labelled as `Figures` names them."""
     points = func.coalesce(WorkItem.story_points, 0)
-    done = func.coalesce(func.sum(case((WorkItem.status == "DONE", points), else_=0)), 0)
+    done = func.coalesce(func.sum(case((WorkItem.status_category == "DONE", points), else_=0)), 0)
     return (
         func.count(WorkItem.id).label("item_count"),
         func.coalesce(func.sum(points), 0).label("total_points"),

@@ -23,6 +23,7 @@ from sprintboard.events import service as events
 from sprintboard.models import new_ids, utcnow
 from sprintboard.responses import iso
 from sprintboard.sql import Raw, in_list, insert_rows, raw
+from sprintboard.workflows.service import read_workflows
 from sprintboard.workitems import hierarchy
 from sprintboard.workitems.schemas import TaskCreate
 from sprintboard.workitems.service import (
@@ -37,6 +38,7 @@ from sprintboard.workitems.service import (
     item_values,
     new_record,
     no_project,
+    placed,
     read_members,
     title_of,
     unique,
@@ -71,6 +73,11 @@ def bulk_create(
             check_type(session, workspace_id, type_name)
     assignees = _assignees(db, workspace_id, entries)
     _check_projects(db, workspace_id, entries)
+    workflows = read_workflows(db, {e.project_id for e in entries}, workspace_id=workspace_id)
+    for index, data in enumerate(entries):
+        if data.status is not None:
+            with entry(index):
+                workflows[data.project_id].category(data.status)
     sprint_ids = _sprints(session, db, workspace_id, entries)
     places = _places(db, workspace_id, entries)
     parent_ids = _parents(db, workspace_id, entries)
@@ -92,6 +99,7 @@ def bulk_create(
             else [assignees[user] for user in data.assignee_ids],
             parent_id=parent_ids[index],
         )
+        new = placed(new, data, workflows[data.project_id])
         rows.append(item_values(codec, data, new, created_by, now, json=_json_text))
         record, own = new_record(data, new, created_at=created_at)
         records.append(record)

@@ -23,8 +23,11 @@ from pydantic import Field as ModelField
 
 from sprintboard.schemas import DateIn, LongText, at_most
 from sprintboard.sql import Codec
+from sprintboard.workflows.schemas import StatusName
+from sprintboard.workflows.service import NAME_PATTERN, Category
 
-Status = Literal["BACKLOG", "TODO", "IN_PROGRESS", "IN_REVIEW", "DONE"]
+Status = StatusName
+"""A status's name: which names an item may take is its project's (`workflows`)."""
 Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
 Amount = Annotated[float, ModelField(ge=0, le=100_000)]
 Label = Annotated[str, ModelField(min_length=1, max_length=64), at_most(64)]
@@ -83,6 +86,8 @@ class ItemField:
     sort: str | None = None
     """Its name in `sort=`, if lists sort by it (an `enum` by its values' order; empty
     values last both ways)."""
+    pattern: str | None = None
+    """What each value of an `in` filter must match, for a field of open values."""
     exported: bool = False
     """Export writes it and import sends it back on create."""
     label: str = ""
@@ -168,12 +173,23 @@ FIELDS: tuple[ItemField, ...] = (
     ItemField(
         "status",
         "status",
-        "enum",
+        "text",
         settable=True,
         value=Status,
-        filters=(_in("status", "statuses"),),
+        filters=(_in("status", "status names"),),
+        pattern=NAME_PATTERN,
         exported=True,
         label="Status",
+        description="One of the project's statuses (`GET /projects/{id}/statuses`).",
+    ),
+    ItemField(
+        "statusCategory",
+        "status_category",
+        "enum",
+        value=Category,
+        filters=(_in("statusCategory", "categories"),),
+        label="Category",
+        description="The category of its status: BACKLOG, TODO, IN_PROGRESS or DONE.",
     ),
     ItemField(
         "priority",
@@ -289,6 +305,9 @@ FILTERS: tuple[tuple[ItemField, Filter], ...] = tuple(
 )
 EXPORTED = tuple(f.name for f in FIELDS if f.exported)
 """What an export writes of an item's own fields, and an import sends back on create."""
+DERIVED = frozenset({"statusCategory"})
+"""Fields that change only with another (a status's category with the status): a change's
+event names the other alone."""
 CREATE_ONLY_COLUMNS = ("number", "created_by", "version")
 """Columns a create writes that the API does not show."""
 CREATE_COLUMNS = (*(f.column for f in FIELDS), *CREATE_ONLY_COLUMNS)

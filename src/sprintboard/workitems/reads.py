@@ -251,7 +251,8 @@ def children_of(walk: str, dialect: str) -> str:
     if dialect == "sqlite":
         return f"FROM work_items w JOIN {walk} t ON w.parent_id = t.id"
     return (
-        f"FROM {walk} t CROSS JOIN LATERAL (SELECT id, status, story_points FROM work_items"
+        f"FROM {walk} t CROSS JOIN LATERAL (SELECT id, status_category, story_points"
+        " FROM work_items"
         " WHERE parent_id = t.id OFFSET 0) w"
     )
 
@@ -259,13 +260,13 @@ def children_of(walk: str, dialect: str) -> str:
 _TREE = {
     dialect: f"""
 WITH RECURSIVE tree_(id, status, points, level) AS (
-    SELECT id, status, story_points, 1 FROM work_items WHERE parent_id = :id
+    SELECT id, status_category, story_points, 1 FROM work_items WHERE parent_id = :id
     UNION ALL
-    SELECT w.id, w.status, w.story_points, t.level + 1
+    SELECT w.id, w.status_category, w.story_points, t.level + 1
     {children_of("tree_", dialect)} WHERE t.level < {MAX_DEPTH}
 )
 SELECT 'g' AS kind_, NULL AS id, NULL AS task_id, NULL AS key, NULL AS title, NULL AS status,
-    NULL AS created_at, NULL AS type, count(*) AS items,
+    NULL AS category, NULL AS created_at, NULL AS type, count(*) AS items,
     sum(CASE WHEN status = 'DONE' THEN 1 ELSE 0 END) AS done_items, sum(points) AS points,
     sum(CASE WHEN status = 'DONE' THEN points END) AS done_points
 FROM tree_
@@ -275,13 +276,15 @@ FROM tree_
 """Progress over every descendant: walked down the parent index one level at a time (the
 level bound keeps even damaged data from looping), in rows of `_HIERARCHY_ROW`'s shape."""
 _PARENT = (
-    "SELECT 'p' AS kind_, NULL AS id, id AS task_id, key, title, status, NULL AS created_at,"
+    "SELECT 'p' AS kind_, NULL AS id, id AS task_id, key, title, status,"
+    " status_category AS category, NULL AS created_at,"
     " type, NULL AS items, NULL AS done_items, NULL AS points, NULL AS done_points"
     " FROM work_items WHERE id = {parent}"
 )
 """The item's parent (`parent`: its `$id`), in a row of `_HIERARCHY_ROW`'s shape."""
 _HIERARCHY_ROW = (
-    "kind_, id, task_id, key, title, status, created_at, type, items, done_items, points,"
+    "kind_, id, task_id, key, title, status, category, created_at, type, items, done_items,"
+    " points,"
     " done_points"
 )
 """The columns of the rows `with_hierarchy` reads: its kind (`g` progress, `p` parent, `o`
@@ -296,7 +299,8 @@ def _relations_sql(codec: Codec, item: str = ":id") -> str:
     created = codec.timestamp_column("r.created_at")
     return " UNION ALL ".join(
         f"SELECT '{kind}' AS kind_, r.id AS id, o.id AS task_id, o.key AS key, o.title AS title,"
-        f" o.status AS status, {created} AS created_at, r.type AS type, NULL AS items,"
+        f" o.status AS status, o.status_category AS category, {created} AS created_at,"
+        " r.type AS type, NULL AS items,"
         " NULL AS done_items, NULL AS points, NULL AS done_points FROM work_item_relations r"
         f" JOIN work_items o ON o.id = r.{other} WHERE r.{me} = {item}"
         for kind, me, other in (("o", "source_id", "target_id"), ("i", "target_id", "source_id"))
@@ -385,7 +389,7 @@ def with_hierarchy(db: Raw, item: dict[str, Any], related: str | None = None) ->
             rows += db.rows(_TREE[db.dialect], {"id": item["$id"]})
     parent, relations = None, []
     progress = {"items": 0, "doneItems": 0, "points": 0, "donePoints": 0}
-    kind_of = columns.getter("kind_")
+    kind_of, category_of, blocked = columns.getter("kind_"), columns.getter("category"), False
     for row in rows:
         kind = kind_of(row)
         if kind == "g":
@@ -400,12 +404,13 @@ def with_hierarchy(db: Raw, item: dict[str, Any], related: str | None = None) ->
             task_id, key, title, type_, status = columns.made(_parent_reader)(row)
             parent = {"$id": task_id, "key": key, "title": title, "type": type_, "status": status}
         else:
-            relations.append(columns.made(_relation_reader)(row))
+            relation = columns.made(_relation_reader)(row)
+            relations.append(relation)
+            # (Blocked by an item whose status is not of category DONE.)
+            blocked = blocked or (relation["type"] == "blocked_by" and category_of(row) != "DONE")
     relations.sort(key=lambda r: (r["$createdAt"], r["$id"]))
     item["parent"], item["progress"], item["relations"] = parent, progress, relations
-    item["blocked"] = any(
-        r["type"] == "blocked_by" and r["task"]["status"] != "DONE" for r in relations
-    )
+    item["blocked"] = blocked
     return item
 
 
@@ -754,8 +759,7 @@ def read_sprint_items(session: Session, sprint_id: str) -> list[dict[str, Any]]:
     """Every work item of a sprint, in board order, with their embeds."""
     db = raw(session)
     rows = db.rows(
-        f"{_ITEMS[db.dialect]} WHERE wi.sprint_id = :sprint"
-        " ORDER BY wi.position, wi.created_at, wi.id",
+        f"{_ITEMS[db.dialect]} WHERE wi.sprint_id = :sprint ORDER BY wi.position, wi.id",
         {"sprint": sprint_id},
     )
     return attach_assignees(db, [item_from_row(row) for row in rows])
@@ -812,6 +816,7 @@ def list_items(
     """A page of a workspace's work items in `order` (after the item whose sort keys are
     `after`, then `offset` more), and how many match in all."""
     db = raw(session)
+    _check_status_names(db, workspace_id, filters)
     below, source, where, params = _where(db, workspace_id, filters)
     total_sql = _total_query(filters, source, where)
     page_where = where
@@ -837,6 +842,24 @@ def list_items(
     decode = columns.made(item_decoder)
     items = attach_assignees(db, [decode(row) for row in rows])
     return ItemPage(items, total, last_keys)
+
+
+def _check_status_names(db: Raw, workspace_id: str, filters: TaskFilters) -> None:
+    """`status=` takes the names of statuses the workspace's projects have: any other is
+    400 `invalid_value`, as a fixed set's unknown value is."""
+    for match in filters.matches:
+        if match.field.name != "status":
+            continue
+        placeholders, params = in_list("n", sorted(set(match.value)))
+        rows = db.rows(
+            "SELECT DISTINCT s.name FROM project_statuses s JOIN projects p"
+            f" ON p.id = s.project_id WHERE p.workspace_id = :w AND s.name IN {placeholders}",
+            {**params, "w": workspace_id},
+        )
+        if unknown := sorted(set(match.value) - {row[0] for row in rows}):
+            raise InvalidRequest(
+                "status", "invalid_value", f"status: no project here has {unknown}."
+            )
 
 
 def _total_query(filters: TaskFilters, source: str, where: str) -> str:

@@ -70,9 +70,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     or deleted meanwhile never make a page repeat or skip one.
 
     Rules the document cannot state: `workspaceId` or `projectId` is required (with both, the
-    project is looked for in that workspace); `sort` names each field once; `status`,
-    `priority` (comma-separated) take only their listed values; a `cursor` continues only the
-    list with the same filters and order that made it.
+    project is looked for in that workspace); `sort` names each field once; `priority` and
+    `statusCategory` (comma-separated) take only their listed values, `status` only names;
+    a `cursor` continues only the list with the same filters and order that made it.
     """
     workspace_id, _ = access_list_scope(
         session, caller, workspace_id=query.workspace_id, project_id=query.project_id
@@ -109,7 +109,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     summary="Create a work item",
 )
 async def create_task(body: TaskCreate, session: SessionDep, caller: CallerDep) -> Response:
-    """`name` (or `title`) becomes the `title`; the key is `<project key>-<n>`."""
+    """`name` (or `title`) becomes the `title`; the key is `<project key>-<n>`.
+
+    Rules the document cannot state: `status` is one of the project's statuses."""
     access = access_workspace_id(session, caller, body.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     record, tag = service.create_work_item(session, access=access, data=body)
@@ -198,7 +200,10 @@ async def update_task(
     query: ItemQuery,
     if_match: IfMatch = None,
 ) -> Response:
-    """Partial update; `null` clears an optional field. Notifies assignees and admins."""
+    """Partial update; `null` clears an optional field. Notifies assignees and admins.
+
+    Rules the document cannot state: `status` is one of the project's statuses, and one the
+    project's transition rules let the item's status change to (else 409)."""
     item = reads.read_visible_item(
         session,
         caller,

@@ -1,3 +1,4 @@
+import re
 from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
@@ -5,6 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
+from sprintboard.errors import InvalidRequest
 from sprintboard.schemas import (
     DateIn,
     DateTimeIn,
@@ -15,6 +17,7 @@ from sprintboard.schemas import (
     Timestamps,
     at_most,
 )
+from sprintboard.workflows.service import Category
 from sprintboard.workitems import fields
 from sprintboard.workitems.fields import Label, Priority, Status
 from sprintboard.workitems.ordering import SORT_FIELDS
@@ -76,7 +79,9 @@ class TaskCreate(RequestModel):
     project_id: Ref = Field(alias="projectId")
     type: TypeName = "TASK"
     status: Status | None = Field(
-        None, description="Defaults to TODO in a sprint, BACKLOG otherwise."
+        None,
+        description="One of the project's statuses; defaults to its first of category TODO "
+        "in a sprint, of category BACKLOG otherwise.",
     )
     assignee_ids: AssigneeIds = Field(default_factory=list, alias="assigneeIds")
     labels: Labels = Field(default_factory=list)
@@ -206,7 +211,8 @@ class TaskRead(Timestamps):
     key: str
     title: str
     type: str
-    status: Status
+    status: str
+    status_category: Category = Field(alias="statusCategory")
     assignee_ids: list[str] = Field(alias="assigneeIds")
     labels: list[str]
     sprint_id: str | None = Field(alias="sprintId")
@@ -226,7 +232,7 @@ class ParentSummary(BaseModel):
     key: str
     title: str
     type: str
-    status: Status
+    status: str
 
 
 class Progress(BaseModel):
@@ -245,7 +251,7 @@ class RelatedTask(BaseModel):
     id: str = Field(alias="$id")
     key: str
     title: str
-    status: Status
+    status: str
 
 
 class RelationRead(BaseModel):
@@ -342,6 +348,10 @@ class TaskQuery(PageQuery):
                 value: Any = self.listed(filter_.attr, f.enum or None)
                 if not value:
                     continue
+                if f.pattern and (bad := [v for v in value if not re.match(f.pattern, v)]):
+                    raise InvalidRequest(
+                        filter_.param, "invalid_value", f"{filter_.param}: not a name: {bad}."
+                    )
             elif (value := getattr(self, filter_.attr)) is None:
                 continue
             found.append(fields.Match(f, filter_, value))

@@ -4,7 +4,7 @@ lists with a fixed number of queries, Kanban bulk updates, comments and time log
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
@@ -35,6 +35,7 @@ from sprintboard.models import (
 from sprintboard.responses import iso
 from sprintboard.sprints import store as sprint_store
 from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
+from sprintboard.workflows.service import Workflow, read_workflows
 from sprintboard.workitems import fields, hierarchy, reads, relations, store
 from sprintboard.workitems.schemas import BulkEntry, TaskCreate, TaskUpdate
 from sprintboard.workspaces.service import is_known_type
@@ -106,7 +107,11 @@ def _create(*, active_sprint: bool) -> str:
         "number": "c.last_item_number",
         "key": "c.project_key || '-' || c.last_item_number",
         "status": f"coalesce(CAST(:status AS text),"
-        f" CASE WHEN {sprint} IS NULL THEN 'BACKLOG' ELSE 'TODO' END)",
+        f" CASE WHEN {sprint} IS NULL THEN CAST(:backlog_status AS text)"
+        " ELSE CAST(:todo_status AS text) END)",
+        "status_category": f"coalesce(CAST(:status_category AS text),"
+        f" CASE WHEN {sprint} IS NULL THEN CAST(:backlog_category AS text)"
+        " ELSE CAST(:todo_category AS text) END)",
         "due_date": "CAST(:due_date AS date)",
         "estimated_hours": "CAST(:estimated_hours AS double precision)",
         "story_points": "CAST(:story_points AS double precision)",
@@ -177,6 +182,19 @@ class NewItem:
     assignees: list[Assignee]
     """Its assignees, in `assigneeIds` order."""
     parent_id: str | None = None
+    status: str | None = None
+    """Its status and the status's category: None until known (`_create` knows them from
+    the sprint it joins)."""
+    category: str | None = None
+
+
+def placed(new: NewItem, data: TaskCreate, workflow: Workflow) -> NewItem:
+    """`new` with its status: the one asked for, else its project's default for where it
+    is (in a sprint or not)."""
+    if data.status is not None:
+        return replace(new, status=data.status, category=workflow.category(data.status))
+    status = workflow.default(in_sprint=new.sprint_id is not None)
+    return replace(new, status=status.name, category=status.category)
 
 
 def item_values(
@@ -201,7 +219,8 @@ def item_values(
         key=f"{project_key}-{new.number}",
         title=new.title,
         type=data.type,
-        status=data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+        status=new.status,
+        status_category=new.category,
         assignee_ids=json(_unique(data.assignee_ids)),
         labels=json(_unique(data.labels)),
         position=new.position,
@@ -231,7 +250,8 @@ def new_record(
             "key": f"{project_key}-{new.number}",
             "title": new.title,
             "type": data.type,
-            "status": data.status or ("TODO" if new.sprint_id else "BACKLOG"),
+            "status": new.status,
+            "statusCategory": new.category,
             "assigneeIds": [assignee.id for assignee in new.assignees],
             "labels": _unique(data.labels),
             "sprintId": new.sprint_id,
@@ -288,6 +308,10 @@ def create_work_item(
         raise InvalidRequest("name", "required", "name: a title is required.")
     check_type(session, access.workspace_id, data.type)
     db = raw(session)
+    workflows = read_workflows(db, [data.project_id], workspace_id=access.workspace_id)
+    workflow = workflows.get(data.project_id)  # (none: no such project, said below)
+    if workflow is not None and data.status is not None:
+        workflow.category(data.status)
     one_statement = not db.codec.sqlite and data.parent_id is None
     assignee_ids = unique(data.assignee_ids)
     assignees: list[Assignee] = []
@@ -318,13 +342,13 @@ def create_work_item(
     if one_statement:
         values = item_values(db.codec, data, new, created_by, now)
         params = dict(zip(ITEM_COLUMNS, values, strict=True))
-        params.update(status=data.status, assignees=assignee_ids)
+        params.update(status=data.status, assignees=assignee_ids, **_statuses(data, workflow))
         counter, columns = db.fetch_one(_CREATE[active], {**params, **project})
     else:
         counter, columns = db.fetch_one(
             _NEXT_NUMBER[db.dialect, active], {**project, "position": data.position}
         )
-    if counter is None:
+    if counter is None or workflow is None:
         _check_assignees(session, access.workspace_id, assignee_ids)
         raise no_project()
     number, project_key, project_name, board_end, active_id = columns.made(_counter_reader)(counter)
@@ -339,6 +363,7 @@ def create_work_item(
         position=data.position if data.position is not None else board_end,
         assignees=assignees,
     )
+    new = placed(new, data, workflow)
     if not one_statement:
         if data.parent_id is not None:
             parent_id = _parent(db, access.workspace_id, data.parent_id, "parentId")
@@ -361,6 +386,30 @@ def create_work_item(
     return record, etag(new.item_id, 1)
 
 
+_STATUS_PARAMS = (
+    "status_category",
+    "todo_status",
+    "todo_category",
+    "backlog_status",
+    "backlog_category",
+)
+
+
+def _statuses(data: TaskCreate, workflow: Workflow | None) -> dict[str, Any]:
+    """`_create`'s parameters for the status: the one asked for (and its category), and the
+    project's defaults in a sprint and outside one, which the statement chooses between."""
+    if workflow is None:
+        return dict.fromkeys(_STATUS_PARAMS)
+    todo, backlog = workflow.default(in_sprint=True), workflow.default(in_sprint=False)
+    return {
+        "status_category": workflow.category(data.status) if data.status else None,
+        "todo_status": todo.name,
+        "todo_category": todo.category,
+        "backlog_status": backlog.name,
+        "backlog_category": backlog.category,
+    }
+
+
 def update_work_item(
     session: Session, *, item: reads.VisibleItem, data: TaskUpdate
 ) -> tuple[dict[str, Any], str]:
@@ -379,7 +428,12 @@ def update_work_item(
 
 
 def change_work_item(
-    session: Session, *, access: WorkspaceAccess, record: dict[str, Any], data: TaskUpdate
+    session: Session,
+    *,
+    access: WorkspaceAccess,
+    record: dict[str, Any],
+    data: TaskUpdate,
+    workflows: dict[str, Workflow] | None = None,
 ) -> bool:
     """Check the fields `data` sends against the item (`record`, locked for the change) as
     PATCH checks them, and apply them (`store.change_items`); returns whether anything
@@ -402,6 +456,9 @@ def change_work_item(
         _check_assignees(session, workspace_id, added)
     if "labels" in wanted:
         wanted["labels"] = unique(wanted["labels"] or [])
+    if "status" in wanted and wanted["status"] != record["status"]:
+        workflows = workflows if workflows is not None else {}
+        _check_statuses(raw(session), [(record, wanted)], workflows)
     if "sprintId" in wanted and wanted["sprintId"] != record["sprintId"]:
         check_sprint(session, record["projectId"], workspace_id, wanted["sprintId"])
     if wanted.get("parentId") is not None:
@@ -522,9 +579,12 @@ def bulk_update(
     """
     if all(entry.is_kanban_move() for entry in entries):
         return _bulk_move(session, access=access, records=records, ids=ids, entries=entries)
+    workflows: dict[str, Workflow] = {}
     for index, (item_id, data) in enumerate(zip(ids, entries, strict=True)):
         with entry(index):
-            change_work_item(session, access=access, record=records[item_id], data=data)
+            change_work_item(
+                session, access=access, record=records[item_id], data=data, workflows=workflows
+            )
     return reads.read_items_in_order(session, ids)
 
 
@@ -555,6 +615,7 @@ def _bulk_move(
     targets = [sprint_id for entry in entries for sprint_id in entry.moving_to]
     sprints = sprint_store.open_sprints(session, access.workspace_id, targets)
     changes = []
+    workflows: dict[str, Workflow] = {}
     for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
         record, sent = records[item_id], entry.model_fields_set
         wanted = {field: getattr(entry, attr) for attr, field in _BULK_FIELDS if attr in sent}
@@ -567,8 +628,47 @@ def _bulk_move(
                 message="not an open sprint of the item's project.",
             )
         changes.append((record, wanted))
+    _check_statuses(raw(session), changes, workflows, in_bulk=True)
     store.change_items(session, actor_id=access.caller.user_id, changes=changes)
     return reads.attach_assignees(raw(session), [records[item_id] for item_id in ids])
+
+
+def _check_statuses(
+    db: Raw,
+    changes: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    workflows: dict[str, Workflow],
+    *,
+    in_bulk: bool = False,
+) -> None:
+    """Each change of status checked against its item's project (its workflows read once,
+    into `workflows`): a status of the project (400 `invalid_value`, `tasks[i].status` in
+    bulk) that the transition rules allow (409 `invalid_transition`); the change then also
+    sets the status's category."""
+    moving = [(r, w) for r, w in changes if "status" in w and w["status"] != r["status"]]
+    missing = {r["projectId"] for r, _ in moving} - set(workflows)
+    if missing:
+        workflows.update(read_workflows(db, missing))
+    for index, (record, wanted) in enumerate(changes):
+        if "status" not in wanted or wanted["status"] == record["status"]:
+            continue
+        workflow = workflows[record["projectId"]]
+        with entry(index) if in_bulk else nullcontext():
+            wanted["statusCategory"] = workflow.category(wanted["status"])
+        workflow.check_transition(record["status"], wanted["status"])
+
+
+def move_status_items(
+    session: Session, *, project_id: str, status: str, to: str, category: str, actor_id: str | None
+) -> int:
+    """A status's delete: its items move to the status `to` (of category `category`), each
+    with its `task.updated` event; returns how many moved. Not a transition."""
+    records = store.lock_items(
+        session,
+        "wi.project_id = :project_id AND wi.status = :status",
+        {"project_id": project_id, "status": status},
+    )
+    changes = [(record, {"status": to, "statusCategory": category}) for record in records]
+    return len(store.change_items(session, actor_id=actor_id, changes=changes))
 
 
 def add_comment(

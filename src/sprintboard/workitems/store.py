@@ -23,7 +23,8 @@ from sprintboard.workitems import fields, reads
 
 CHANGEABLE = {f.column: f.name for f in fields.SETTABLE}
 """Column → API field, for every field a client may change (`fields.SETTABLE`)."""
-_COLUMN = {field: column for column, field in CHANGEABLE.items()}
+_COLUMN = {f.name: f.column for f in fields.FIELDS}
+"""API field → column, for every field a change writes (a status's category with it)."""
 
 
 def lock_items(
@@ -91,7 +92,8 @@ def change_items(
         record["$updatedAt"] = shown
         writes.setdefault(tuple(diff), []).append(params)
         changed.append(record)
-        to_record.append(_updated(record, diff, actor_id))
+        shown_diff = {f: change for f, change in diff.items() if f not in fields.DERIVED}
+        to_record.append(_updated(record, shown_diff, actor_id))
     for names, rows in writes.items():
         _write(db, [_COLUMN[field] for field in names], rows, stamp)
     events.record_many(session, to_record)
@@ -115,7 +117,7 @@ def move_sprint_items(
     order); returns how many moved.
     """
     db = raw(session)
-    unfinished = " AND status <> 'DONE'" if only_unfinished else ""
+    unfinished = " AND status_category <> 'DONE'" if only_unfinished else ""
     params = {
         "sprint_id": sprint_id,
         "to_": to_sprint_id,

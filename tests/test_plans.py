@@ -1,0 +1,79 @@
+"""The lists of work items read the items in an index's order on PostgreSQL: with sequential
+scans and sorts priced out (`enable_seqscan`, `enable_sort` off), no plan of theirs scans
+`work_items` whole or sorts its rows (a sort of a few sprints is fine). A 4x slower list once
+landed green because nothing checked this; a timing would be noise, a plan is not."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from sprintboard import sql
+from sprintboard.db import normalize_url
+from tests.factories import Api
+from tests.workitem_factories import make_board
+
+pytestmark = pytest.mark.postgresql_only
+
+
+def _reads_items(statement: str) -> bool:
+    return "work_items" in statement and statement.lstrip()[:4].upper() in ("SELE", "WITH")
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """Every statement that reads `work_items`, as the requests ran it (in psycopg's form):
+    the plain SQL of `sql.Raw` and the ORM's."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+    run = sql.Raw.run
+
+    def recording(self: sql.Raw, statement: str, params: Any = None) -> Any:
+        if _reads_items(statement):
+            seen.append((sql._for_postgres(statement), dict(params or {})))
+        return run(self, statement, params)
+
+    def orm(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if _reads_items(statement):
+            seen.append((statement, dict(params or {})))
+
+    monkeypatch.setattr(sql.Raw, "run", recording)
+    event.listen(Engine, "before_cursor_execute", orm)
+    yield seen
+    event.remove(Engine, "before_cursor_execute", orm)
+
+
+def plans(database_url: str, statements: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    url = normalize_url(database_url).set(drivername="postgresql")
+    found = []
+    with psycopg.connect(url.render_as_string(hide_password=False)) as connection:
+        connection.execute("SET enable_seqscan = off")
+        connection.execute("SET enable_sort = off")
+        for statement, params in statements:
+            rows = connection.execute("EXPLAIN " + statement, params)
+            found.append("\n".join(row[0] for row in rows))
+    return found
+
+
+def test_the_board_and_its_lists_read_items_in_index_order(
+    admin: Api, database_url: str, statements: list[tuple[str, dict[str, Any]]]
+) -> None:
+    board = make_board(admin)
+    sprint = board.sprint(status="ACTIVE")
+    for n in range(3):
+        board.task(title=f"in sprint {n}")
+        board.task(title=f"backlog {n}", sprintId=None)
+    statements.clear()
+    board.list()
+    board.list(projectId=board.project_id)
+    board.list(projectId=board.project_id, sprintId=sprint["$id"])
+    board.list(sprintId="none", projectId=board.project_id)
+    admin.ok("GET", f"/sprints/{sprint['$id']}")
+    admin.ok("GET", f"/sprints?projectId={board.project_id}")
+    assert len(statements) >= 6
+    for plan in plans(database_url, statements):
+        assert "Seq Scan on work_items" not in plan, plan
+        sorted_by = [line for line in plan.splitlines() if "Sort Key:" in line]
+        assert not [key for key in sorted_by if "wi." in key or "work_items." in key], plan
