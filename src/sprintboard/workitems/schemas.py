@@ -16,6 +16,7 @@ from sprintboard.schemas import (
     RequestModel,
     Timestamps,
     at_most,
+    state_string_rules_of,
 )
 from sprintboard.workflows.service import Category
 from sprintboard.workitems import fields
@@ -96,6 +97,14 @@ class TaskCreate(RequestModel):
     )
 
 
+def _named_by_id_or_key(schema: dict[str, Any]) -> None:
+    """A bulk entry's schema: a body's string rules (`RequestModel`'s, which a model's own
+    `json_schema_extra` replaces), and one of `$id` and `key`."""
+    for node in schema.get("properties", {}).values():
+        state_string_rules_of(node)
+    schema["oneOf"] = [{"required": ["$id"]}, {"required": ["key"]}]
+
+
 @_with_fields("update")
 class TaskUpdate(RequestModel):
     name: Name = None  # type: ignore[assignment]
@@ -121,9 +130,7 @@ class BulkEntry(TaskUpdate):
 
     # Exactly one of the two names the item (the document says so with `oneOf`); an
     # explicit null is refused, as for PATCH's fields.
-    model_config = ConfigDict(
-        json_schema_extra={"oneOf": [{"required": ["$id"]}, {"required": ["key"]}]}
-    )
+    model_config = ConfigDict(json_schema_extra=_named_by_id_or_key)
 
     id: Ref = Field(None, alias="$id")  # type: ignore[assignment]
     key: Ref = Field(None, description="The item's key, instead of `$id`.")  # type: ignore[assignment]
