@@ -1,4 +1,5 @@
-"""The `sprintboard` command: serve, migrate, create-admin, worker, import, export, mcp."""
+"""The `sprintboard` command: serve, migrate, create-admin, worker, import, export, mcp,
+backup, restore."""
 
 import argparse
 import logging
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
+from sprintboard import backup
 from sprintboard.config import Settings
 from sprintboard.logs import configure_logging
 from sprintboard.transfer import commands as transfer_commands
@@ -84,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     transfer_commands.add_commands(commands)
+    backup.add_commands(commands)
 
     args = parser.parse_args(argv)
     if args.command in transfer_commands.COMMANDS:
@@ -96,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"sprintboard: {name}: {problem['msg']}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    if args.command in backup.COMMANDS:  # (before the server key: a copy never needs it)
+        return backup.run(args.command, args.file, settings)
     from sprintboard.serverkey import MissingServerKey, SecretBox, server_key
 
     try:
