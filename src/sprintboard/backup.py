@@ -27,6 +27,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import URL, make_url
 
@@ -45,9 +46,9 @@ class Failed(Exception):
     """Something went wrong while carrying it out (exit 1); nothing was changed."""
 
 
-def add_commands(commands: "object") -> None:
-    add = getattr(commands, "add_parser")  # (argparse's private _SubParsersAction)
-    backup = add(
+def add_commands(commands: Any) -> None:
+    """Adds both to the CLI's subparsers (argparse's private `_SubParsersAction`)."""
+    backup = commands.add_parser(
         "backup",
         help="write a consistent copy of the database to FILE, while the service runs",
         description="Write a consistent copy of SPRINTBOARD_DATABASE_URL to FILE while the "
@@ -59,7 +60,7 @@ def add_commands(commands: "object") -> None:
         "Exit status: 0 done, 1 failed, 2 refused.",
     )
     backup.add_argument("file", type=Path, metavar="FILE", help="where to write the copy")
-    restore = add(
+    restore = commands.add_parser(
         "restore",
         help="load a copy made by `backup` into an empty database",
         description="Load FILE (made by `sprintboard backup`) into the database "
@@ -222,7 +223,7 @@ def _refuse_unless_sqlite_empty(target: Path) -> None:
         finally:
             existing.close()
     except sqlite3.DatabaseError as error:
-        raise Refused(f"{target} is not an empty SQLite database ({error}); nothing changed")
+        raise Refused(f"{target} is not an empty SQLite database ({error}); nothing changed") from None
     if tables:
         raise Refused(
             f"{target} holds {len(tables)} tables (e.g. {sorted(tables)[0]}); restore needs a "
