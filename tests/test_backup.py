@@ -227,8 +227,10 @@ def test_missing_postgresql_programs_are_named(tmp_path: Path) -> None:
     url = "postgresql://postgres@127.0.0.1:5432/postgres"
     backup = sprintboard(url, "backup", str(tmp_path / "x.copy"), PATH=no_programs)
     assert backup.returncode == 1
-    assert backup.stderr.strip().splitlines()[-1].startswith(
-        "sprintboard: pg_dump was not found on PATH"
+    assert (
+        backup.stderr.strip()
+        .splitlines()[-1]
+        .startswith("sprintboard: pg_dump was not found on PATH")
     ), backup.stderr
     assert not (tmp_path / "x.copy").exists()
     assert list(tmp_path.iterdir()) == [tmp_path / "empty-bin"]  # (no draft left behind)

@@ -223,7 +223,8 @@ def _refuse_unless_sqlite_empty(target: Path) -> None:
         finally:
             existing.close()
     except sqlite3.DatabaseError as error:
-        raise Refused(f"{target} is not an empty SQLite database ({error}); nothing changed") from None
+        message = f"{target} is not an empty SQLite database ({error}); nothing changed"
+        raise Refused(message) from None
     if tables:
         raise Refused(
             f"{target} holds {len(tables)} tables (e.g. {sorted(tables)[0]}); restore needs a "
