@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
-from sprintboard import backup
+from sprintboard import __version__, backup
 from sprintboard.config import Settings
 from sprintboard.logs import configure_logging
 from sprintboard.transfer import commands as transfer_commands
@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="sprintboard: a JSON REST API for workspaces, projects, sprints and work "
         "items. Configuration comes from SPRINTBOARD_* environment variables (see README).",
     )
-    parser.add_argument("--version", action="version", version=f"sprintboard {_version()}")
+    parser.add_argument("--version", action="version", version=f"sprintboard {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser(
@@ -132,12 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sprintboard: {error}", file=sys.stderr)
         return 1
     return 0
-
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("sprintboard")
 
 
 def _in_range(low: int, high: int) -> Callable[[str], int]:
