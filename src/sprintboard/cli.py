@@ -229,11 +229,18 @@ def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_inter
         allow_private=settings.webhook_allow_private,
     )
 
+    logger = logging.getLogger("sprintboard.webhooks")
+
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def stopping(signum: signal.Signals) -> None:
+            logger.info("%s: finishing the deliveries in flight, then stopping", signum.name)
+            stop.set()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            loop.add_signal_handler(signum, stopping, signum)
         database = Database(settings.database_url)
         fan_out = (
             RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
@@ -247,8 +254,9 @@ def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_inter
                 await fan_out.close()
             database.dispose()
 
-    logging.getLogger("sprintboard.webhooks").info("delivering webhook events")
+    logger.info("delivering webhook events")
     asyncio.run(run())
+    logger.info("worker stopped: no delivery in flight")
 
 
 def _create_admin(settings: Settings, *, name: str, email: str) -> str:
