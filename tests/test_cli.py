@@ -131,6 +131,16 @@ def test_version_is_one_line() -> None:
     assert re.fullmatch(r"sprintboard \d+\.\d+\.\d+\S*\n", result.stdout)
 
 
+def test_one_version_everywhere(api: Api) -> None:
+    """The command, the OpenAPI document and the installed package say the same version (the
+    document once said 1.0.0 while the command said 0.1.0)."""
+    from importlib.metadata import version
+
+    command = sprintboard("--version").stdout.split()[-1]
+    document = api.get("/api/v1/openapi.json").json()["info"]["version"]
+    assert command == document == version("sprintboard")
+
+
 def test_a_port_in_use_is_one_line_and_status_1(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -1,3 +1,6 @@
 """sprintboard: a JSON REST API for agile tracking."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+__version__ = version("sprintboard")
+"""The one version (pyproject.toml's, as installed): `--version`, OpenAPI, MCP, User-Agent."""

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sprintboard import __version__
 from sprintboard.addresses import ClientAddresses
 from sprintboard.agents_endpoint import LazyAgentsEndpoint
 from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
@@ -269,7 +270,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
 
     app = FastAPI(
         title="sprintboard",
-        version="1.0.0",
+        version=__version__,
         summary="Workspaces, projects, sprints and work items over a JSON REST API.",
         openapi_url=f"{API_PREFIX}/openapi.json",
         docs_url=None,  # (our own: `docs.add_docs_routes`, with the assets served here)

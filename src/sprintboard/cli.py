@@ -1,4 +1,5 @@
-"""The `sprintboard` command: serve, migrate, create-admin, worker, import, export, mcp."""
+"""The `sprintboard` command: serve, migrate, create-admin, worker, import, export, mcp,
+backup, restore."""
 
 import argparse
 import logging
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError
 
+from sprintboard import __version__, backup
 from sprintboard.config import Settings
 from sprintboard.logs import configure_logging
 from sprintboard.transfer import commands as transfer_commands
@@ -23,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="sprintboard: a JSON REST API for workspaces, projects, sprints and work "
         "items. Configuration comes from SPRINTBOARD_* environment variables (see README).",
     )
-    parser.add_argument("--version", action="version", version=f"sprintboard {_version()}")
+    parser.add_argument("--version", action="version", version=f"sprintboard {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser(
@@ -84,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     transfer_commands.add_commands(commands)
+    backup.add_commands(commands)
 
     args = parser.parse_args(argv)
     if args.command in transfer_commands.COMMANDS:
@@ -96,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"sprintboard: {name}: {problem['msg']}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    if args.command in backup.COMMANDS:  # (before the server key: a copy never needs it)
+        return backup.run(args.command, args.file, settings)
     from sprintboard.serverkey import MissingServerKey, SecretBox, server_key
 
     try:
@@ -127,12 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sprintboard: {error}", file=sys.stderr)
         return 1
     return 0
-
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("sprintboard")
 
 
 def _in_range(low: int, high: int) -> Callable[[str], int]:
@@ -230,11 +229,18 @@ def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_inter
         allow_private=settings.webhook_allow_private,
     )
 
+    logger = logging.getLogger("sprintboard.webhooks")
+
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def stopping(signum: signal.Signals) -> None:
+            logger.info("%s: finishing the deliveries in flight, then stopping", signum.name)
+            stop.set()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            loop.add_signal_handler(signum, stopping, signum)
         database = Database(settings.database_url)
         fan_out = (
             RedisFanOut(settings.redis_url, settings.rate_limit_prefix)
@@ -248,8 +254,9 @@ def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_inter
                 await fan_out.close()
             database.dispose()
 
-    logging.getLogger("sprintboard.webhooks").info("delivering webhook events")
+    logger.info("delivering webhook events")
     asyncio.run(run())
+    logger.info("worker stopped: no delivery in flight")
 
 
 def _create_admin(settings: Settings, *, name: str, email: str) -> str:

@@ -69,6 +69,23 @@ class HeaderTimeoutProtocol(_Protocol):
         if not self.transport.is_closing():
             self._await_headers()
 
+    def shutdown(self) -> None:
+        if self._streaming():
+            self.transport.close()  # (connection_lost follows: the app sees a disconnect)
+            return
+        super().shutdown()
+
+    def _streaming(self) -> bool:
+        """Whether a response is being streamed: started with no length, not finished. Every
+        other response has a length (JSON, files) and is left to finish in the grace period."""
+        cycle = self.cycle
+        return (
+            cycle is not None
+            and cycle.response_started
+            and not cycle.response_complete
+            and bool(getattr(cycle, "chunked_encoding", False))
+        )
+
     def connection_lost(self, exc: Exception | None) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
