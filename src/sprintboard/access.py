@@ -73,7 +73,9 @@ class Caller:
     name: str
     email: str
     is_org_admin: bool
-    key_id: str
+    key_id: str | None
+    """None for a browser session opened with a password: it acts with all the user's roles
+    allow."""
     key_permissions: frozenset[str] | None
     """The key's own permission list; None means "all my role allows"."""
     key_workspace_id: str | None

@@ -302,7 +302,7 @@ class RateLimitMiddleware:
             nonlocal refused
             if message["type"] == "http.response.start":
                 headers = shown_headers
-                if message["status"] == 401:
+                if message["status"] == 401 or sessions.counts_as_failure(scope):
                     # A failed authentication counts against the address, and its answer
                     # shows that budget (not the budget of a key that does not authenticate);
                     # past it, a request that sent a key gets the 429 instead.
