@@ -46,6 +46,7 @@ from sprintboard.framework import exception_telemetry
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
+from sprintboard.invitations.router import router as invitations_router
 from sprintboard.logs import configure_logging, log_access
 from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
@@ -65,6 +66,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     workitems_router,
     sprints_router,
     events_router,
+    invitations_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

@@ -67,7 +67,7 @@ async def set_my_password(body: PasswordChange, session: SessionDep, caller: Cal
 async def create_user(body: UserCreate, session: SessionDep, caller: CallerDep) -> Response:
     caller.require_org_admin()
     user = service.create_user(
-        session, name=body.name, email=body.email, is_org_admin=body.is_org_admin
+        session, name=body.name, email=body.email, is_org_admin=body.is_org_admin, actor=caller
     )
     return one(user_json(user), status=201)
 
@@ -278,14 +278,7 @@ async def open_session(request: Request, session: SessionDep) -> Response:
             "$updatedAt": created,
         }
         response = one(record, status=201)
-    response.set_cookie(
-        sessions.COOKIE,
-        token,
-        path="/",
-        secure=request.url.scheme == "https",
-        httponly=True,
-        samesite="strict",
-    )
+    sessions.set_cookie(response, request, token)
     return response
 
 

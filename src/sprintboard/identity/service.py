@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sprintboard import audit
 from sprintboard.access import Caller, Permission, for_change
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.credentials import hash_secret, new_secret, well_formed
@@ -119,9 +120,22 @@ def usable_key(session: Session, secret_hash: str) -> tuple[str, str] | None:
     return row.id, row.user_id
 
 
-def create_user(session: Session, *, name: str, email: str, is_org_admin: bool = False) -> User:
+def check_email(email: str) -> None:
     if not _EMAIL.match(email):
         raise InvalidRequest("email", "invalid_format", "email: not an email address.")
+
+
+def create_user(
+    session: Session,
+    *,
+    name: str,
+    email: str,
+    is_org_admin: bool = False,
+    actor: Caller | None = None,
+) -> User:
+    """A new user; `actor` is the admin who made it (none for `create-admin` or an
+    invitation's acceptance, where the user comes of itself)."""
+    check_email(email)
     normalized = email.lower()
     if session.scalar(select(User.id).where(User.email_normalized == normalized)) is not None:
         raise Conflict("duplicate_email", "A user with this email already exists.")
@@ -132,6 +146,13 @@ def create_user(session: Session, *, name: str, email: str, is_org_admin: bool =
             session.flush()
     except IntegrityError:
         raise Conflict("duplicate_email", "A user with this email already exists.") from None
+    audit.record(
+        session,
+        "user.created",
+        actor=actor,
+        target=audit.Target("user", user.id),
+        details={"email": email, "isOrgAdmin": is_org_admin},
+    )
     return user
 
 

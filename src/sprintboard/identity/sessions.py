@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Scope
 
 from sprintboard import audit
@@ -59,7 +60,7 @@ def counts_as_failure(scope: Scope) -> bool:
 def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str, Caller]:
     """A new session for the key `secret` (401 if it does not authenticate), its token (for
     the cookie only) and the caller it acts as."""
-    return _opened(session, authenticate(session, secret))
+    return open_for(session, authenticate(session, secret))
 
 
 def open_password_session(
@@ -84,7 +85,7 @@ def open_password_session(
         key_permissions=None,
         key_workspace_id=None,
     )
-    return _opened(session, caller)
+    return open_for(session, caller)
 
 
 def sign_in(
@@ -106,8 +107,9 @@ def sign_in(
     return open_password_session(session, email=email, password=password)
 
 
-def _opened(session: Session, caller: Caller) -> tuple[BrowserSession, str, Caller]:
-    """The session, its token and its caller; sessions idle for too long are purged here."""
+def open_for(session: Session, caller: Caller) -> tuple[BrowserSession, str, Caller]:
+    """A new session acting as `caller` (a key's, or a user's without one), its token and
+    the caller it makes; sessions idle for too long are purged here."""
     now = utcnow()
     session.execute(delete(BrowserSession).where(BrowserSession.last_used_at < now - IDLE_TIMEOUT))
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -228,6 +230,18 @@ def _authenticated(columns: Columns) -> tuple[Getter, Getter, Getter]:
     )
 
 
+def set_cookie(response: Response, request: Request, token: str) -> None:
+    """The `sb_session` cookie: `HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` over HTTPS."""
+    response.set_cookie(
+        COOKIE,
+        token,
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+
+
 def end_session(session: Session, *, caller: Caller) -> str:
     """Sign the caller's browser session out; its `$id`. A call made with a key has no
     session to end (404)."""
@@ -260,7 +274,8 @@ def check_origin(request: Request, *, required: bool) -> None:
         if seen == own:
             return
         settings = request.app.state.settings
-        if seen in {_normalized(allowed) for allowed in settings.cors_origins}:
+        allowed = [*settings.cors_origins, *([settings.public_url] if settings.public_url else [])]
+        if seen in {_normalized(origin) for origin in allowed}:
             return
     raise CrossSiteRefused(origin)
 

@@ -132,7 +132,7 @@ async def add_member(
     access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.WORKSPACE_MANAGE)
     member, user = service.add_member(
-        session, workspace_id=workspace_id, user_id=body.user_id, role=body.role
+        session, workspace_id=workspace_id, user_id=body.user_id, role=body.role, actor=caller
     )
     return one(member_json(member, user), status=201)
 

@@ -4,6 +4,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sprintboard import audit
 from sprintboard.access import (
     Caller,
     Role,
@@ -77,7 +78,7 @@ def list_members(session: Session, *, workspace_id: str, window: Window) -> List
 
 
 def add_member(
-    session: Session, *, workspace_id: str, user_id: str, role: Role
+    session: Session, *, workspace_id: str, user_id: str, role: Role, actor: Caller
 ) -> tuple[WorkspaceMember, User]:
     user = session.get(User, user_id)
     if user is None:
@@ -91,7 +92,22 @@ def add_member(
             session.flush()
     except IntegrityError:
         raise Conflict("duplicate_member", "This user is already a member.") from None
+    _audit_member(session, "member.added", actor, workspace_id, user_id, role=str(role))
     return member, user
+
+
+def _audit_member(
+    session: Session, action: str, actor: Caller, workspace_id: str, user_id: str, **details: str
+) -> None:
+    """A member's entry names the user: `target` is `{"kind": "user", "$id": <user>}`."""
+    audit.record(
+        session,
+        action,
+        actor=actor,
+        target=audit.Target("user", user_id),
+        workspace_id=workspace_id,
+        details=details,
+    )
 
 
 def change_member_role(
