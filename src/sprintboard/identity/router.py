@@ -9,13 +9,15 @@ from starlette.responses import RedirectResponse, Response
 from sprintboard.concurrency import IfMatch
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, json_body
 from sprintboard.errors import InvalidRequest, Unauthenticated, error_response
-from sprintboard.identity import passwords, service, sessions
+from sprintboard.identity import passwords, resets, service, sessions
 from sprintboard.identity.schemas import (
     KeyCreate,
     KeyCreated,
     KeyRead,
     Me,
     PasswordChange,
+    PasswordResetConfirm,
+    PasswordResetRequest,
     SessionCreate,
     SessionRead,
     UserCreate,
@@ -199,6 +201,39 @@ async def revoke_key(
 ) -> Response:
     key = service.revoke_key(session, caller=caller, key_id=key_id, if_match=if_match)
     return deleted(key.id)
+
+
+@router.post(
+    "/password-resets",
+    status_code=202,
+    response_class=Response,
+    responses=error_responses(400),
+    summary="Ask for a password reset link by mail",
+    openapi_extra={"security": []},
+)
+async def request_password_reset(body: PasswordResetRequest, session: SessionDep) -> Response:
+    """Always 202: the answer never says whether the email has an account. When it has one
+    and mail is configured, a link `<public URL>/reset/<token>`, good for 1 hour, is mailed
+    to it (mail is not configured in this version)."""
+    resets.request_reset(session, email=body.email)
+    return Response(status_code=202)
+
+
+@router.post(
+    "/password-resets/confirm",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses(400),
+    summary="Set a new password with a reset link's token",
+    openapi_extra={"security": []},
+)
+async def confirm_password_reset(body: PasswordResetConfirm, session: SessionDep) -> Response:
+    """Sets the password and ends every browser session of the user.
+
+    Rules the document cannot state: `token` must be a pending reset's (an unknown, used or
+    expired one is 400 `invalid_value`, all alike); `password` may not be the email."""
+    resets.confirm_reset(session, token=body.token, password=body.password)
+    return Response(status_code=204)
 
 
 _SIGN_IN_FORM = "application/x-www-form-urlencoded"

@@ -136,6 +136,15 @@ class PasswordChange(RequestModel):
     )
 
 
+class PasswordResetRequest(RequestModel):
+    email: Annotated[str, Field(min_length=1, max_length=320), at_most(320)]
+
+
+class PasswordResetConfirm(RequestModel):
+    token: Annotated[str, Field(min_length=1, max_length=256), at_most(256)]
+    password: Password
+
+
 class KeySignIn(RequestModel):
     key: Annotated[str, Field(min_length=1, max_length=256)] = Field(
         description="An API key (`sb_...`); the session acts with its permissions."
