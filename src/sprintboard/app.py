@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.addresses import ClientAddresses
 from sprintboard.agents_endpoint import LazyAgentsEndpoint
+from sprintboard.audit.router import router as audit_router
 from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
 from sprintboard.config import Settings
 from sprintboard.db import Database, is_unavailable
@@ -67,6 +68,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     sprints_router,
     events_router,
     invitations_router,
+    audit_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

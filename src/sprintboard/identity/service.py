@@ -225,7 +225,22 @@ def update_user(
         user.active, changed = active, True
     if changed:
         user.updated_at = touched(user.updated_at)
+        audit.record(
+            session,
+            "user.updated",
+            actor=caller,
+            target=audit.Target("user", user.id),
+            details={
+                "fields": sorted(
+                    _AUDITED_USER_FIELDS[f] for f in fields if f in _AUDITED_USER_FIELDS
+                )
+            }
+            | {"isOrgAdmin": user.is_org_admin, "active": user.active},
+        )
     return user
+
+
+_AUDITED_USER_FIELDS = {"name": "name", "is_org_admin": "isOrgAdmin", "active": "active"}
 
 
 def create_key(
@@ -287,6 +302,14 @@ def create_key(
     )
     session.add(key)
     session.flush()
+    audit.record(
+        session,
+        "key.created",
+        actor=caller,
+        target=audit.Target("key", key.id),
+        workspace_id=workspace_id,
+        details={"userId": owner.id, "name": name, "prefix": key.prefix},
+    )
     return key, secret
 
 
@@ -323,4 +346,11 @@ def revoke_key(
     check_if_match(if_match, key.id, stamp_version(key.updated_at))
     if key.revoked_at is None:
         key.revoked_at = key.updated_at = touched(key.updated_at)
+        audit.record(
+            session,
+            "key.revoked",
+            actor=caller,
+            target=audit.Target("key", key.id),
+            details={"userId": key.user_id, "prefix": key.prefix},
+        )
     return key

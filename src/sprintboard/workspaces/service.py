@@ -38,7 +38,19 @@ def create_workspace(
     session.add(workspace)
     session.flush()
     session.add(WorkspaceMember(workspace_id=workspace.id, user_id=caller.user_id, role=Role.ADMIN))
+    _audit_workspace(session, "workspace.created", caller, workspace)
     return workspace
+
+
+def _audit_workspace(session: Session, action: str, actor: Caller, workspace: Workspace) -> None:
+    audit.record(
+        session,
+        action,
+        actor=actor,
+        target=audit.Target("workspace", workspace.id),
+        workspace_id=workspace.id,
+        details={"name": workspace.name},
+    )
 
 
 def list_workspaces(session: Session, *, caller: Caller, window: Window) -> ListPage:
@@ -59,9 +71,10 @@ def update_workspace(
     return workspace
 
 
-def delete_workspace(session: Session, workspace: Workspace) -> None:
+def delete_workspace(session: Session, workspace: Workspace, *, actor: Caller) -> None:
     """Deletes the workspace and, through foreign keys, everything in it (all it holds
-    locked first, `access.lock_for_delete`)."""
+    locked first, `access.lock_for_delete`); its audit entries stay."""
+    _audit_workspace(session, "workspace.deleted", actor, workspace)
     lock_for_delete(session, Workspace, workspace.id)
     sprint_history.forget(session, scope="workspace_id", record_id=workspace.id)
     session.delete(workspace)
@@ -111,7 +124,13 @@ def _audit_member(
 
 
 def change_member_role(
-    session: Session, *, workspace_id: str, user_id: str, role: Role, if_match: str | None = None
+    session: Session,
+    *,
+    workspace_id: str,
+    user_id: str,
+    role: Role,
+    actor: Caller,
+    if_match: str | None = None,
 ) -> tuple[WorkspaceMember, User]:
     lock_workspace(session, workspace_id)  # ("one ADMIN stays": counted one at a time)
     member, user = _get_member(session, workspace_id, user_id)
@@ -119,13 +138,21 @@ def change_member_role(
     if member.role == Role.ADMIN and role != Role.ADMIN:
         _ensure_another_admin(session, workspace_id)
     if member.role != role:
+        _audit_member(
+            session, "member.updated", actor, workspace_id, user_id, role=str(role), was=member.role
+        )
         member.role = role
         member.updated_at = touched(member.updated_at)
     return member, user
 
 
 def remove_member(
-    session: Session, *, workspace_id: str, user_id: str, if_match: str | None = None
+    session: Session,
+    *,
+    workspace_id: str,
+    user_id: str,
+    actor: Caller,
+    if_match: str | None = None,
 ) -> WorkspaceMember:
     lock_workspace(session, workspace_id)  # ("one ADMIN stays": counted one at a time)
     member, _ = _get_member(session, workspace_id, user_id)
@@ -133,6 +160,7 @@ def remove_member(
     if member.role == Role.ADMIN:
         _ensure_another_admin(session, workspace_id)
     session.execute(delete(WorkspaceMember).where(WorkspaceMember.id == member.id))
+    _audit_member(session, "member.removed", actor, workspace_id, user_id, role=member.role)
     return member
 
 
