@@ -100,6 +100,20 @@ def test_the_current_password_is_needed_once_one_is_set(admin: Api) -> None:
     assert changed.content == b""
 
 
+def test_a_restricted_key_cannot_set_a_first_password(admin: Api) -> None:
+    _, api = make_user(admin)
+    workspace = make_workspace(api)
+    for fields in ({"permissions": ["SPRINT_CREATE"]}, {"workspaceId": workspace["$id"]}):
+        narrow = api.as_(api.ok("POST", "/keys", {"name": "narrow", **fields})["key"])
+        refused = narrow.request("PUT", "/me/password", json={"password": PASSWORD})
+        assert refused.status_code == 403
+        assert reason(refused) == "restricted_key"
+    assert api.request("PUT", "/me/password", json={"password": PASSWORD}).status_code == 204
+    # Once set, whoever knows it may change it, with any key.
+    body = {"password": "another password", "currentPassword": PASSWORD}
+    assert narrow.request("PUT", "/me/password", json=body).status_code == 204
+
+
 def test_a_password_is_10_to_256_characters_and_not_the_email(admin: Api) -> None:
     user, api = make_user(admin)
     for password, expected in (

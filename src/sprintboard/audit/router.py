@@ -17,17 +17,20 @@ router = api_router(tags=["audit"])
 )
 async def list_audit_entries(query: AuditQuery, session: SessionDep, caller: CallerDep) -> Response:
     """Entries in `seq` order, after `after`; `total` counts every entry of the filters
-    (`action`, `actorId`). Each was written in the transaction of the change it records (a
-    failed sign-in in its own), and holds no secret. No route changes or deletes one."""
+    (`action`, `actorId`); `nextCursor`, when more follow, is the `after` of the next
+    page. Each was written in the transaction of the change it records (a failed sign-in
+    in its own), and holds no secret. No route changes or deletes one."""
     caller.require_org_admin()
-    entries, total = service.list_entries(
+    entries, total, more = service.list_entries(
         session,
         after=query.after,
         limit=query.limit,
         action=query.action,
         actor_id=query.actor_id,
     )
-    return many([{**service.entry_json(e), "hash": e.hash} for e in entries], total)
+    documents = [{**service.entry_json(e), "hash": e.hash} for e in entries]
+    next_cursor = str(entries[-1].seq) if more else None
+    return many(documents, total, next_cursor=next_cursor)
 
 
 @router.get(

@@ -138,8 +138,9 @@ def list_entries(
     limit: int,
     action: str | None,
     actor_id: str | None,
-) -> tuple[Sequence[AuditEntry], int]:
-    """A page of entries in `seq` order after `after`, and how many match the filters."""
+) -> tuple[Sequence[AuditEntry], int, bool]:
+    """A page of entries in `seq` order after `after`, how many match the filters, and
+    whether more follow the page."""
     query = select(AuditEntry)
     if action is not None:
         query = query.where(AuditEntry.action == action)
@@ -148,8 +149,8 @@ def list_entries(
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     if after is not None:
         query = query.where(AuditEntry.seq > after)
-    entries = session.scalars(query.order_by(AuditEntry.seq).limit(limit)).all()
-    return entries, total
+    entries = session.scalars(query.order_by(AuditEntry.seq).limit(limit + 1)).all()
+    return entries[:limit], total, len(entries) > limit
 
 
 VERIFY_BATCH = 1000

@@ -33,6 +33,20 @@ _HASHER = PasswordHasher()
 """argon2-cffi's defaults: Argon2id with RFC 9106's low-memory parameters (64 MiB, t=3)."""
 
 
+class RestrictedKey(AppError):
+    """A key narrowed to some permissions or one workspace may not set a first password:
+    signing in with it would give all the user's roles allow."""
+
+    status = 403
+    code = "FORBIDDEN"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "A key restricted to some permissions or a workspace cannot set a first password.",
+            {"reason": "restricted_key"},
+        )
+
+
 class WrongPassword(AppError):
     status = 403
     code = "FORBIDDEN"
@@ -76,6 +90,9 @@ def change_password(
     user = session.scalars(
         for_change(session, select(User).where(User.id == caller.user_id), User)
     ).one()
+    restricted = caller.key_permissions is not None or caller.key_workspace_id is not None
+    if user.password_hash is None and restricted:
+        raise RestrictedKey()
     if user.password_hash is not None and (
         current_password is None or not matches(user.password_hash, current_password)
     ):

@@ -50,7 +50,8 @@ async def get_me(session: SessionDep, caller: CallerDep) -> Response:
 async def set_my_password(body: PasswordChange, session: SessionDep, caller: CallerDep) -> Response:
     """Stored with Argon2id, never shown. `currentPassword` is needed once a password is set
     (missing or wrong: 403 with `details.reason` `wrong_password`). Ends the caller's other
-    browser sessions.
+    browser sessions. A key restricted to some permissions or one workspace may not set a
+    first password (403 `restricted_key`): a password signs in with all the user's roles allow.
 
     Rules the document cannot state: `password` may not be the account's email."""
     passwords.change_password(

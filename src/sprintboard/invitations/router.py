@@ -4,7 +4,7 @@ from fastapi import Path, Request
 from starlette.responses import Response
 
 from sprintboard.access import Caller, Permission, access_invitation, access_workspace_id
-from sprintboard.deps import CallerDep, SessionDep, api_router, caller_of
+from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, caller_of
 from sprintboard.errors import Unauthenticated
 from sprintboard.identity import sessions
 from sprintboard.identity.schemas import user_json
@@ -61,17 +61,19 @@ def _public_url(request: Request) -> str:
 @router.get(
     "/workspaces/{id}/invitations",
     response_model=Many[InvitationRead],
-    responses=error_responses(403, 404),
+    responses=error_responses(400, 403, 404),
     summary="List a workspace's pending invitations",
 )
 async def list_invitations(
-    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep
+    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, page: PageDep
 ) -> Response:
     """Needs WORKSPACE_MANAGE. Pending ones only (not used, revoked or expired); no `url`."""
     access = access_workspace_id(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
-    invitations = service.list_pending(session, workspace_id=workspace_id)
-    return many([invitation_json(i) for i in invitations], len(invitations))
+    invitations, total, next_cursor = service.list_pending(
+        session, workspace_id=workspace_id, window=page.window("invitations", workspace_id)
+    )
+    return many([invitation_json(i) for i in invitations], total, next_cursor=next_cursor)
 
 
 @router.delete(

@@ -8,7 +8,6 @@ second finds it used: it is good exactly once.
 """
 
 import secrets
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, select
@@ -17,6 +16,7 @@ from sqlalchemy.orm import Session
 from sprintboard import audit
 from sprintboard.access import Caller, Role, WorkspaceAccess, for_change, lock_workspace
 from sprintboard.credentials import hash_secret
+from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import AppError, Conflict, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.identity import passwords
 from sprintboard.identity import service as identity
@@ -108,12 +108,9 @@ def create_invitation(
     return invitation, token
 
 
-def list_pending(session: Session, *, workspace_id: str) -> Sequence[Invitation]:
-    return session.scalars(
-        select(Invitation)
-        .where(Invitation.workspace_id == workspace_id, _pending(utcnow()))
-        .order_by(Invitation.created_at, Invitation.id)
-    ).all()
+def list_pending(session: Session, *, workspace_id: str, window: Window) -> ListPage:
+    query = select(Invitation).where(Invitation.workspace_id == workspace_id, _pending(utcnow()))
+    return window.page(session, query, Invitation.created_at, Invitation.id)
 
 
 def revoke_invitation(session: Session, *, access: WorkspaceAccess, invitation: Invitation) -> None:
