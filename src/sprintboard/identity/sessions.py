@@ -76,16 +76,23 @@ def open_password_session(
     if user is None:
         passwords.record_failure(session, email=email)
         raise SignInFailed()
-    caller = Caller(
-        user_id=user.id,
-        name=user.name,
-        email=user.email,
-        is_org_admin=user.is_org_admin,
+    return open_for(session, person(user.id, user.name, user.email, user.is_org_admin))
+
+
+def person(
+    user_id: str, name: str, email: str, is_org_admin: bool, session_id: str | None = None
+) -> Caller:
+    """A user acting as themself, with no key: all their roles allow (a password's session)."""
+    return Caller(
+        user_id=user_id,
+        name=name,
+        email=email,
+        is_org_admin=is_org_admin,
         key_id=None,
         key_permissions=None,
         key_workspace_id=None,
+        session_id=session_id,
     )
-    return open_for(session, caller)
 
 
 def sign_in(
@@ -207,16 +214,7 @@ def authenticate_session(session: Session, token: str) -> Caller:
     key_used = key(row)
     if key_used[0] is None:  # (opened with a password)
         user_id, name, email, is_org_admin = user(row)
-        return Caller(
-            user_id=user_id,
-            name=name,
-            email=email,
-            is_org_admin=codec.bool(is_org_admin),
-            key_id=None,
-            key_permissions=None,
-            key_workspace_id=None,
-            session_id=session_id,
-        )
+        return person(user_id, name, email, codec.bool(is_org_admin), session_id)
     return key_caller(db, now=now, key=key_used, user=user(row), session_id=session_id)
 
 

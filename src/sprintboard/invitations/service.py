@@ -18,7 +18,7 @@ from sprintboard.access import Caller, Role, WorkspaceAccess, for_change, lock_w
 from sprintboard.credentials import hash_secret
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import AppError, Conflict, InvalidRequest, NotFound, Unauthenticated
-from sprintboard.identity import passwords
+from sprintboard.identity import passwords, sessions
 from sprintboard.identity import service as identity
 from sprintboard.models import Invitation, User, WorkspaceMember, touched, utcnow
 from sprintboard.workspaces import service as workspaces
@@ -174,15 +174,7 @@ def accept_invitation(
         passwords.check_new_password(password, email=invitation.email)
         user = identity.create_user(session, name=name, email=invitation.email, actor=None)
         user.password_hash = passwords.hash_password(password)
-        acting = Caller(
-            user_id=user.id,
-            name=user.name,
-            email=user.email,
-            is_org_admin=user.is_org_admin,
-            key_id=None,
-            key_permissions=None,
-            key_workspace_id=None,
-        )
+        acting = sessions.person(user.id, user.name, user.email, user.is_org_admin)
     workspaces.add_member(
         session,
         workspace_id=invitation.workspace_id,
