@@ -147,6 +147,17 @@ def _deliveries(board: Board) -> Listing:
     return Listing(path, create, None, f"{path}?status=PENDING")
 
 
+def _invitations(board: Board) -> Listing:
+    path = f"/workspaces/{board.workspace_id}/invitations"
+    create = lambda: board.api.ok("POST", path, {"email": f"{unique('inv')}@example.com"})  # noqa: E731
+    return Listing(
+        path,
+        create,
+        lambda invitation: board.api.ok("DELETE", f"/invitations/{invitation['$id']}"),
+        f"/workspaces/{make_workspace(board.api)['$id']}/invitations",
+    )
+
+
 LISTINGS = {
     "users": _users,
     "user keys": _user_keys,
@@ -162,6 +173,7 @@ LISTINGS = {
     "notifications": _notifications,
     "webhooks": _webhooks,
     "deliveries": _deliveries,
+    "invitations": _invitations,
 }
 
 

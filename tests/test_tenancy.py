@@ -26,6 +26,12 @@ EXEMPT: dict[str, str] = {
     "/docs/assets/{name}": "documentation (Swagger UI's scripts and styles)",
     f"{API}/openapi.json": "documentation",
     f"{API}/me": "the caller themselves",
+    f"{API}/me/password": "the caller's own password",
+    f"{API}/password-resets": "by email, unauthenticated, always 202 (test_password_resets)",
+    f"{API}/password-resets/confirm": "by token, unauthenticated (test_password_resets)",
+    f"{API}/invitations/accept": "by token: whoever holds it joins (test_invitations)",
+    f"{API}/audit": "organization admins only, not workspace-scoped (test_audit)",
+    f"{API}/audit/verify": "organization admins only, not workspace-scoped (test_audit)",
     f"{API}/keys": "the caller's own keys",
     f"{API}/keys/{{keyId}}": "the caller's own keys (tested in test_identity)",
     f"{API}/users": "organization admin panel, not workspace-scoped",
@@ -50,6 +56,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     (f"{API}/workspaces/", "name"): "type",
     (f"{API}/projects/", "name"): "status",
     (f"{API}/webhooks/", "id"): "webhook",
+    (f"{API}/invitations/", "invitationId"): "invitation",
     ("", "userId"): "member",
     ("", "taskId"): "task",
     ("", "sprintId"): "sprint",
@@ -63,6 +70,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", f"{API}/workspaces/{{id}}"): {"name": "Hijacked"},
     ("POST", f"{API}/workspaces/{{id}}/members"): {"userId": "{outsider}", "role": "ADMIN"},
     ("PATCH", f"{API}/workspaces/{{id}}/members/{{userId}}"): {"role": "VIEWER"},
+    ("POST", f"{API}/workspaces/{{id}}/invitations"): {"email": "hijack@example.com"},
     ("POST", f"{API}/workspaces/{{id}}/work-item-types"): {"name": "HIJACK"},
     ("POST", f"{API}/workspaces/{{id}}/projects"): {"name": "Hijack"},
     ("POST", f"{API}/workspaces/{{id}}/webhooks"): {
@@ -229,6 +237,9 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         {"url": "https://example.com/a", "events": ["task.created"]},
     )
     ping = owner.ok("POST", f"/webhooks/{webhook['$id']}/test")
+    invitation = owner.ok(
+        "POST", f"/workspaces/{workspace['$id']}/invitations", {"email": "a@example.com"}
+    )
     objects = {
         "workspace": workspace["$id"],
         "project": project["$id"],
@@ -241,6 +252,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "relation": relation["$id"],
         "webhook": webhook["$id"],
         "delivery": ping["$id"],
+        "invitation": invitation["$id"],
         "type": "SPIKE",
         "status": "IN_REVIEW",
     }
@@ -255,6 +267,7 @@ def _snapshot(owner: Api, objects: dict[str, str]) -> dict[str, Any]:
         "types": owner.ok("GET", f"/workspaces/{workspace}/work-item-types"),
         "projects": owner.ok("GET", f"/workspaces/{workspace}/projects"),
         "webhooks": owner.ok("GET", f"/workspaces/{workspace}/webhooks"),
+        "invitations": owner.ok("GET", f"/workspaces/{workspace}/invitations"),
         "deliveries": owner.ok("GET", f"/webhooks/{objects['webhook']}/deliveries"),
         "sprint": owner.ok("GET", f"/sprints/{objects['sprint']}"),
         "task": owner.ok("GET", f"/tasks/{objects['task']}"),

@@ -18,6 +18,7 @@ from sprintboard.errors import Forbidden, InvalidRequest, NotFound
 from sprintboard.models import (
     Base,
     Comment,
+    Invitation,
     Notification,
     Project,
     Sprint,
@@ -73,7 +74,9 @@ class Caller:
     name: str
     email: str
     is_org_admin: bool
-    key_id: str
+    key_id: str | None
+    """None for a browser session opened with a password: it acts with all the user's roles
+    allow."""
     key_permissions: frozenset[str] | None
     """The key's own permission list; None means "all my role allows"."""
     key_workspace_id: str | None
@@ -391,6 +394,12 @@ def access_webhook(
     session: Session, caller: Caller, webhook_id: str
 ) -> tuple[Webhook, WorkspaceAccess]:
     return _access_one(session, caller, Webhook, "Webhook", Webhook.id == webhook_id)
+
+
+def access_invitation(
+    session: Session, caller: Caller, invitation_id: str
+) -> tuple[Invitation, WorkspaceAccess]:
+    return _access_one(session, caller, Invitation, "Invitation", Invitation.id == invitation_id)
 
 
 def own_notifications(caller: Caller) -> Any:

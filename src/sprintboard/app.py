@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sprintboard import __version__
 from sprintboard.addresses import ClientAddresses
 from sprintboard.agents_endpoint import LazyAgentsEndpoint
+from sprintboard.audit.router import router as audit_router
 from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
 from sprintboard.config import Settings
 from sprintboard.db import Database, is_unavailable
@@ -47,6 +48,7 @@ from sprintboard.framework import exception_telemetry
 from sprintboard.guards import BodyGuardMiddleware
 from sprintboard.idempotency import IdempotencyMiddleware
 from sprintboard.identity.router import router as identity_router
+from sprintboard.invitations.router import router as invitations_router
 from sprintboard.logs import configure_logging, log_access
 from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
@@ -68,6 +70,8 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     workitems_router,
     sprints_router,
     events_router,
+    invitations_router,
+    audit_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

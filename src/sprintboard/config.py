@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] | None = None
     """`text` (one readable line per record) or `json` (one object per line); unset: text
     when standard error is a terminal, JSON otherwise (a log collector)."""
+    public_url: str | None = None
+    """The service's root as people reach it (`https://tracker.example.com`): invitation and
+    password reset links point there, and it is the service's own origin for the check of
+    cookie requests. Unset, links are made from the address a request was sent to."""
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
     stream_keepalive: float = Field(10.0, gt=0, le=15)

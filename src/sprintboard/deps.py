@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sprintboard import audit
 from sprintboard.access import Caller
 from sprintboard.concurrency import IfMatch
 from sprintboard.credentials import bearer_secret
@@ -442,6 +443,7 @@ def session_of(request: Request) -> Session:
     if session is None:
         database = get_database(request)
         session = state["session"] = database.session(write=request.method not in READ_METHODS)
+        audit.at_address(session, request.client.host if request.client else None)
     return session
 
 

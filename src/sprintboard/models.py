@@ -162,6 +162,8 @@ class User(Timestamped, Base):
     is_org_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     active: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     """False once offboarded: none of the user's keys authenticate; their records stay."""
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    """Argon2id (`identity/passwords.py`); none until the user sets one or accepts an invite."""
 
 
 class ApiKey(Timestamped, Base):
@@ -183,18 +185,94 @@ class ApiKey(Timestamped, Base):
 
 class BrowserSession(Base):
     """A browser's sign-in: the `sb_session` cookie holds a random token, stored here only as
-    its hash. It acts as the key it was opened with, so it ends with that key."""
+    its hash. One opened with a key acts as that key, so it ends with that key; one opened
+    with a password (no key) acts with all the user's roles allow."""
 
     __tablename__ = "browser_sessions"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    api_key_id: Mapped[str] = mapped_column(
+    api_key_id: Mapped[str | None] = mapped_column(
         ForeignKey("api_keys.id", ondelete="CASCADE"), index=True
     )
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class SignInFailure(Base):
+    """A failed password sign-in, by the email it tried: 10 within 15 minutes lock that email
+    out for a while whatever the address (`identity/passwords.py`). In the database so that
+    every instance counts the same failures, with or without Redis."""
+
+    __tablename__ = "sign_in_failures"
+    __table_args__ = (Index("ix_sign_in_failures_email", "email_normalized", "at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    email_normalized: Mapped[str] = mapped_column(String(320))
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Invitation(Timestamped, Base):
+    """An invitation to a workspace, by email. Its token is shown once (in the create's
+    `url`) and stored only as its SHA-256; it is pending until used, revoked or expired."""
+
+    __tablename__ = "invitations"
+    __table_args__ = (Index("ix_invitations_workspace_email", "workspace_id", "email_normalized"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    email: Mapped[str] = mapped_column(String(320))
+    email_normalized: Mapped[str] = mapped_column(String(320))
+    role: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    invited_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    expires_at: Mapped[datetime]
+    accepted_at: Mapped[datetime | None]
+    accepted_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    revoked_at: Mapped[datetime | None]
+
+
+class PasswordReset(Base):
+    """A password reset link's token, stored only as its SHA-256; good once, for an hour."""
+
+    __tablename__ = "password_resets"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
+
+
+class AuditEntry(Base):
+    """One entry of the audit log (contract §19), written in the transaction of the change it
+    records and chained to the one before by `hash` (`audit/service.py`). No foreign keys:
+    an entry outlives the workspace, user or record it names. Nothing changes or deletes it."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (
+        Index("ix_audit_log_action", "action", "seq"),
+        Index("ix_audit_log_actor", "actor_id", "seq"),
+    )
+
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=False
+    )
+    """Drawn under the log's lock as one more than the last: commit order, with no gaps."""
+    id: Mapped[str] = mapped_column(String(32), unique=True)
+    at: Mapped[datetime]
+    action: Mapped[str] = mapped_column(String(32))
+    actor_id: Mapped[str | None] = mapped_column(String(32))
+    actor_email: Mapped[str | None] = mapped_column(String(320))
+    ip: Mapped[str | None] = mapped_column(String(64))
+    target_kind: Mapped[str | None] = mapped_column(String(32))
+    target_id: Mapped[str | None] = mapped_column(String(32))
+    workspace_id: Mapped[str | None] = mapped_column(String(32))
+    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """`json`, not `jsonb`: read back exactly as written, for the hash."""
+    hash: Mapped[str] = mapped_column(String(64))
 
 
 class Workspace(Timestamped, Base):

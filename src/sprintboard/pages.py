@@ -26,6 +26,9 @@ from sprintboard.errors import error_response
 WEB_ROOT = Path(__file__).with_name("web")
 STATIC_PREFIX = "/static/"
 _PAGE = re.compile(r"^/(?:|projects/[^/]+/(?:board|backlog)|tasks/[^/]+)$")
+_TOKEN_PAGES = {"invite": "invite.html", "reset": "reset.html"}
+_TOKEN_PAGE = re.compile(r"^/(invite|reset)/[A-Za-z0-9_-]{1,256}$")
+"""A link with a token (contract §19): its page reads the token from the address itself."""
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 """A path segment under `/static/`: no hidden files, no `..`, nothing a file system reads
 specially."""
@@ -53,6 +56,11 @@ _PAGE_HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"content-security-policy", b"frame-ancestors 'none'; base-uri 'none'; object-src 'none'"),
     (b"referrer-policy", b"same-origin"),
+]
+_TOKEN_PAGE_HEADERS = [
+    *(header for header in _PAGE_HEADERS if header[0] != b"referrer-policy"),
+    # The token is in the address: never sent on, not even to this site's other pages.
+    (b"referrer-policy", b"no-referrer"),
 ]
 _ASSET_HEADERS = [(b"cache-control", b"no-cache")]
 """Assets are not fingerprinted, so a browser revalidates them (a 304 costs one small
@@ -86,6 +94,9 @@ class WebPages:
             return
         if _PAGE.match(path):
             await self._serve(self.root / "index.html", _PAGE_HEADERS, scope, receive, send)
+        elif token_page := _TOKEN_PAGE.match(path):
+            page = self.root / _TOKEN_PAGES[token_page[1]]
+            await self._serve(page, _TOKEN_PAGE_HEADERS, scope, receive, send)
         elif path.startswith(STATIC_PREFIX):
             file = self._static_file(path[len(STATIC_PREFIX) :])
             if file is None:

@@ -20,10 +20,11 @@ logged once, never an error to the client; responses keep their `RateLimit-*` he
 Authenticated routes (everything under `/api/v1` but the OpenAPI document) get the
 `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers of the user's budget
 whenever the request carries a usable key; every other response, and every 401, shows the
-client address's budget of failed authentications. A response of 401 counts against the
-client address (`scope["client"]`, as `addresses.py` resolved it: forwarding headers only
-from trusted proxies); an address that has used up its failures gets 429 for every
-authenticated route until its window resets.
+client address's budget of failed authentications. A response of 401 (or a failed password
+sign-in from the HTML form, which answers 303) counts against the client address
+(`scope["client"]`, as `addresses.py` resolved it: forwarding headers only from trusted
+proxies); an address that has used up its failures gets 429 for every authenticated route
+until its window resets.
 """
 
 import logging
@@ -302,7 +303,7 @@ class RateLimitMiddleware:
             nonlocal refused
             if message["type"] == "http.response.start":
                 headers = shown_headers
-                if message["status"] == 401:
+                if message["status"] == 401 or sessions.counts_as_failure(scope):
                     # A failed authentication counts against the address, and its answer
                     # shows that budget (not the budget of a key that does not authenticate);
                     # past it, a request that sent a key gets the 429 instead.

@@ -232,7 +232,7 @@ async def create_webhook(
         workspace_id=workspace_id,
         url=body.url,
         events=list(body.events),
-        created_by=caller.user_id,
+        actor=caller,
         policy=_policy(request),
     )
     return one(webhooks.webhook_json(webhook, secret=secret), status=201)
@@ -282,6 +282,7 @@ async def update_webhook(
         events=list(body.events) if body.sent("events") else None,
         enabled=body.enabled if body.sent("enabled") else None,
         policy=_policy(request),
+        actor=caller,
     )
     return one(webhooks.webhook_json(webhook))
 
@@ -343,7 +344,7 @@ async def delete_webhook(
     webhook, access = access_webhook(session, caller, webhook_id)
     access.require(Permission.WORKSPACE_MANAGE)
     check_if_match(if_match, webhook.id, stamp_version(webhook.updated_at))
-    webhooks.delete_webhook(session, webhook)
+    webhooks.delete_webhook(session, webhook, actor=caller)
     return deleted(webhook.id)
 
 

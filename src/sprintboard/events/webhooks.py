@@ -9,7 +9,8 @@ from urllib.parse import urlsplit, urlunsplit
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from sprintboard.access import lock_workspace
+from sprintboard import audit
+from sprintboard.access import Caller, lock_workspace
 from sprintboard.cursors import ListPage, Window
 from sprintboard.db import Database
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
@@ -51,7 +52,7 @@ def create_webhook(
     workspace_id: str,
     url: str,
     events: list[str],
-    created_by: str,
+    actor: Caller,
     policy: WebhookPolicy,
 ) -> tuple[Webhook, str]:
     """The new webhook and its secret, in plain text this once (it is stored sealed)."""
@@ -73,11 +74,24 @@ def create_webhook(
         events=list(dict.fromkeys(events)),
         secret_encrypted=policy.box.seal(secret),
         enabled=True,
-        created_by=created_by,
+        created_by=actor.user_id,
     )
     session.add(webhook)
     session.flush()
+    # (Not its URL, which may carry a token of the receiver's in its query.)
+    _audit(session, "webhook.created", actor, webhook, events=webhook.events)
     return webhook, secret
+
+
+def _audit(session: Session, action: str, actor: Caller, webhook: Webhook, **details: Any) -> None:
+    audit.record(
+        session,
+        action,
+        actor=actor,
+        target=audit.Target("webhook", webhook.id),
+        workspace_id=webhook.workspace_id,
+        details=details,
+    )
 
 
 def update_webhook(
@@ -88,24 +102,30 @@ def update_webhook(
     events: list[str] | None,
     enabled: bool | None,
     policy: WebhookPolicy,
+    actor: Caller,
 ) -> None:
     """`enabled: true` on a disabled webhook starts it afresh: its failure record is cleared
     (the deliveries that failed with it stay failed; redeliver those wanted)."""
+    changed: list[str] = []
     if url is not None and url != webhook.url:
         check_url(url, policy)
         webhook.url = url
-    if events is not None:
+        changed.append("url")
+    if events is not None and list(dict.fromkeys(events)) != webhook.events:
         webhook.events = list(dict.fromkeys(events))
+        changed.append("events")
     if enabled is not None and enabled != webhook.enabled:
         webhook.enabled = enabled
+        changed.append("enabled")
         if enabled:
             webhook.disabled_reason = None
             webhook.failing_since = None
         else:
             webhook.disabled_reason = "Disabled by a workspace admin."
-    if session.is_modified(webhook):
+    if changed:
         webhook.updated_at = utcnow()
         session.flush()
+        _audit(session, "webhook.updated", actor, webhook, fields=changed)
 
 
 def queue_ping(session: Session, webhook: Webhook) -> WebhookDelivery:
@@ -177,8 +197,9 @@ def list_webhooks(session: Session, *, workspace_id: str, window: Window) -> Lis
     return window.page(session, query, Webhook.created_at, Webhook.id)
 
 
-def delete_webhook(session: Session, webhook: Webhook) -> None:
+def delete_webhook(session: Session, webhook: Webhook, *, actor: Caller) -> None:
     """Deletes the webhook and its deliveries: nothing more is sent to it."""
+    _audit(session, "webhook.deleted", actor, webhook)
     session.execute(delete(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook.id))
     session.delete(webhook)
 

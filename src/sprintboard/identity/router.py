@@ -8,13 +8,16 @@ from starlette.responses import RedirectResponse, Response
 
 from sprintboard.concurrency import IfMatch
 from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, json_body
-from sprintboard.errors import InvalidRequest, Unauthenticated
-from sprintboard.identity import service, sessions
+from sprintboard.errors import InvalidRequest, Unauthenticated, error_response
+from sprintboard.identity import passwords, resets, service, sessions
 from sprintboard.identity.schemas import (
     KeyCreate,
     KeyCreated,
     KeyRead,
     Me,
+    PasswordChange,
+    PasswordResetConfirm,
+    PasswordResetRequest,
     SessionCreate,
     SessionRead,
     UserCreate,
@@ -33,9 +36,28 @@ router = api_router(tags=["identity"])
 @router.get("/me", response_model=One[Me])
 async def get_me(session: SessionDep, caller: CallerDep) -> Response:
     user = service.get_user(session, caller.user_id)
-    key = session.get(ApiKey, caller.key_id)
-    assert key is not None
-    return one({**user_json(user), "key": key_json(key)})
+    key = session.get(ApiKey, caller.key_id) if caller.key_id is not None else None
+    return one({**user_json(user), "key": key_json(key) if key is not None else None})
+
+
+@router.put(
+    "/me/password",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses(400, 403),
+    summary="Set your password (for signing in as a person)",
+)
+async def set_my_password(body: PasswordChange, session: SessionDep, caller: CallerDep) -> Response:
+    """Stored with Argon2id, never shown. `currentPassword` is needed once a password is set
+    (missing or wrong: 403 with `details.reason` `wrong_password`). Ends the caller's other
+    browser sessions. A key restricted to some permissions or one workspace may not set a
+    first password (403 `restricted_key`): a password signs in with all the user's roles allow.
+
+    Rules the document cannot state: `password` may not be the account's email."""
+    passwords.change_password(
+        session, caller=caller, password=body.password, current_password=body.current_password
+    )
+    return Response(status_code=204)
 
 
 @router.post(
@@ -48,7 +70,7 @@ async def get_me(session: SessionDep, caller: CallerDep) -> Response:
 async def create_user(body: UserCreate, session: SessionDep, caller: CallerDep) -> Response:
     caller.require_org_admin()
     user = service.create_user(
-        session, name=body.name, email=body.email, is_org_admin=body.is_org_admin
+        session, name=body.name, email=body.email, is_org_admin=body.is_org_admin, actor=caller
     )
     return one(user_json(user), status=201)
 
@@ -182,6 +204,39 @@ async def revoke_key(
     return deleted(key.id)
 
 
+@router.post(
+    "/password-resets",
+    status_code=202,
+    response_class=Response,
+    responses=error_responses(400),
+    summary="Ask for a password reset link by mail",
+    openapi_extra={"security": []},
+)
+async def request_password_reset(body: PasswordResetRequest, session: SessionDep) -> Response:
+    """Always 202: the answer never says whether the email has an account. When it has one
+    and mail is configured, a link `<public URL>/reset/<token>`, good for 1 hour, is mailed
+    to it (mail is not configured in this version)."""
+    resets.request_reset(session, email=body.email)
+    return Response(status_code=202)
+
+
+@router.post(
+    "/password-resets/confirm",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses(400),
+    summary="Set a new password with a reset link's token",
+    openapi_extra={"security": []},
+)
+async def confirm_password_reset(body: PasswordResetConfirm, session: SessionDep) -> Response:
+    """Sets the password and ends every browser session of the user.
+
+    Rules the document cannot state: `token` must be a pending reset's (an unknown, used or
+    expired one is 400 `invalid_value`, all alike); `password` may not be the email."""
+    resets.confirm_reset(session, token=body.token, password=body.password)
+    return Response(status_code=204)
+
+
 _SIGN_IN_FORM = "application/x-www-form-urlencoded"
 
 
@@ -190,65 +245,76 @@ _SIGN_IN_FORM = "application/x-www-form-urlencoded"
     status_code=201,
     response_model=One[SessionRead],
     responses={
-        **error_responses(400, 401, 403),
+        **error_responses(400, 401, 403, 429),
         303: {"description": "Signed in from the HTML form: on to the board (`Location`)"},
     },
-    summary="Sign a browser in: exchange an API key for a session cookie",
+    summary="Sign a browser in: an API key, or an email and password, for a session cookie",
     openapi_extra={
         "security": [],
         "requestBody": {
             "required": True,
             "content": {
-                "application/json": {"schema": SessionCreate.model_json_schema(by_alias=True)},
-                _SIGN_IN_FORM: {"schema": SessionCreate.model_json_schema(by_alias=True)},
+                "application/json": {"schema": SessionCreate.documented()},
+                _SIGN_IN_FORM: {"schema": SessionCreate.documented()},
             },
         },
     },
 )
 async def open_session(request: Request, session: SessionDep) -> Response:
     """Sets the `sb_session` cookie (`HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` over
-    HTTPS); the key itself is never echoed or kept by the browser. The session acts with the
-    key's permissions and workspace restriction, and ends when the key is revoked or expires,
-    after 12 hours without use, or with `DELETE /sessions/current`.
+    HTTPS); the key or password itself is never echoed or kept by the browser. A session
+    opened with a key acts with the key's permissions and workspace restriction, and ends
+    when the key is revoked or expires; one opened with a password acts with all the user's
+    roles allow, and ends when the password changes. Either ends after 12 hours without use,
+    when the user is deactivated, or with `DELETE /sessions/current`.
+
+    A wrong email, a wrong password, a deactivated user and a user without a password all
+    answer the same 401. Each failure counts against the client address's budget of failed
+    authentications and against the email: after 10 failures within 15 minutes, sign-ins
+    for that email answer 429 with `Retry-After`, whatever the address.
 
     Requests authenticated by the cookie (sent without `Authorization`) that change something
     must carry the service's own `Origin` or one of `SPRINTBOARD_CORS_ORIGINS`, else 403 with
     `details.reason` `csrf`; so must this call when it carries an `Origin` at all (a script
-    sends none). The board's HTML sign-in form posts here as `application/x-www-form-urlencoded`
-    (before any script runs): that answers 303 to `/` once signed in, or to `/?signin=failed`
-    for a key that does not authenticate."""
+    sends none). The board's HTML sign-in forms post here as
+    `application/x-www-form-urlencoded` (before any script runs): that answers 303 to `/`
+    once signed in, or to `/?signin=failed` for a key or password that does not
+    authenticate."""
     sessions.check_origin(request, required=False)
-    if _is_form(request):
-        form = _form(await request.body())
-        try:
-            opened, token, caller = sessions.open_session(session, secret=form.key)
-        except Unauthenticated:  # (raised before anything is written)
+    form = _is_form(request)
+    body = _form(await request.body()) if form else await json_body(request, SessionCreate)
+    try:
+        opened, token, caller = sessions.sign_in(
+            session, key=body.key, email=body.email, password=body.password
+        )
+    except Unauthenticated:  # (a key's: raised before anything is written)
+        if not form:
+            raise
+        return RedirectResponse("/?signin=failed", status_code=303)
+    except sessions.SignInFailed as failed:
+        # Answered, not raised: the failure's record is this transaction's one change, and
+        # is committed with the answer.
+        sessions.count_failure(request.scope)
+        if form:
             return RedirectResponse("/?signin=failed", status_code=303)
+        error = failed.error
+        return error_response(error.status, error.code, error.message, headers=error.headers)
+    if form:
         response: Response = RedirectResponse("/", status_code=303)
     else:
-        body = await json_body(request, SessionCreate)
-        opened, token, caller = sessions.open_session(session, secret=body.key)
         user = service.get_user(session, caller.user_id)
-        key = session.get(ApiKey, caller.key_id)
-        assert key is not None
+        key = session.get(ApiKey, caller.key_id) if caller.key_id is not None else None
         created = iso(opened.created_at)
         record = {
             "$id": opened.id,
             "user": user_json(user),
-            "key": key_json(key),
+            "key": key_json(key) if key is not None else None,
             "expiresAt": iso(opened.last_used_at + sessions.IDLE_TIMEOUT),
             "$createdAt": created,
             "$updatedAt": created,
         }
         response = one(record, status=201)
-    response.set_cookie(
-        sessions.COOKIE,
-        token,
-        path="/",
-        secure=request.url.scheme == "https",
-        httponly=True,
-        samesite="strict",
-    )
+    sessions.set_cookie(response, request, token)
     return response
 
 

@@ -87,7 +87,10 @@ class KeyCreated(KeyRead):
 
 
 class Me(UserRead):
-    key: KeyRead = Field(description="The key this call was made with.")
+    key: KeyRead | None = Field(
+        description="The key this call was made with; null in a browser session opened "
+        "with a password."
+    )
 
 
 def user_json(user: User) -> dict[str, Any]:
@@ -118,16 +121,66 @@ def key_json(key: ApiKey) -> dict[str, Any]:
     }
 
 
-class SessionCreate(RequestModel):
+Password = Annotated[str, Field(min_length=10, max_length=256), at_most(256)]
+"""A new password: 10 to 256 characters (after trimming, as every string), not the email."""
+GivenPassword = Annotated[str, Field(min_length=1, max_length=256), at_most(256)]
+"""A password given to be checked: any that could have been set."""
+
+
+class PasswordChange(RequestModel):
+    password: Password
+    current_password: GivenPassword | None = Field(
+        None,
+        alias="currentPassword",
+        description="Required once the user has a password (else 403 `wrong_password`).",
+    )
+
+
+class PasswordResetRequest(RequestModel):
+    email: Annotated[str, Field(min_length=1, max_length=320), at_most(320)]
+
+
+class PasswordResetConfirm(RequestModel):
+    token: Annotated[str, Field(min_length=1, max_length=256), at_most(256)]
+    password: Password
+
+
+class KeySignIn(RequestModel):
     key: Annotated[str, Field(min_length=1, max_length=256)] = Field(
         description="An API key (`sb_...`); the session acts with its permissions."
     )
 
 
+class PasswordSignIn(RequestModel):
+    email: Annotated[str, Field(min_length=1, max_length=320), at_most(320)]
+    password: GivenPassword
+
+
+class SessionCreate(RequestModel):
+    """What `POST /sessions` reads: a `KeySignIn` or a `PasswordSignIn` (the document shows
+    the two; one model reads both, so the form and JSON share its errors)."""
+
+    key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    email: Annotated[str, Field(min_length=1, max_length=320), at_most(320)] | None = None
+    password: GivenPassword | None = None
+
+    @classmethod
+    def documented(cls) -> dict[str, Any]:
+        return {
+            "anyOf": [
+                KeySignIn.model_json_schema(by_alias=True),
+                PasswordSignIn.model_json_schema(by_alias=True),
+            ]
+        }
+
+
 class SessionRead(Timestamps):
     id: str = Field(alias="$id")
     user: UserRead
-    key: KeyRead = Field(description="The key the session acts as (never its secret).")
+    key: KeyRead | None = Field(
+        description="The key the session acts as (never its secret); null for a session "
+        "opened with a password, which acts with all the user's roles allow."
+    )
     expires_at: datetime = Field(
         alias="expiresAt",
         description="When the session ends unless used before: each use moves this on to 12 "

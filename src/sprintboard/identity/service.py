@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sprintboard import audit
 from sprintboard.access import Caller, Permission, for_change
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.credentials import hash_secret, new_secret, well_formed
@@ -119,9 +120,22 @@ def usable_key(session: Session, secret_hash: str) -> tuple[str, str] | None:
     return row.id, row.user_id
 
 
-def create_user(session: Session, *, name: str, email: str, is_org_admin: bool = False) -> User:
+def check_email(email: str) -> None:
     if not _EMAIL.match(email):
         raise InvalidRequest("email", "invalid_format", "email: not an email address.")
+
+
+def create_user(
+    session: Session,
+    *,
+    name: str,
+    email: str,
+    is_org_admin: bool = False,
+    actor: Caller | None = None,
+) -> User:
+    """A new user; `actor` is the admin who made it (none for `create-admin` or an
+    invitation's acceptance, where the user comes of itself)."""
+    check_email(email)
     normalized = email.lower()
     if session.scalar(select(User.id).where(User.email_normalized == normalized)) is not None:
         raise Conflict("duplicate_email", "A user with this email already exists.")
@@ -132,6 +146,13 @@ def create_user(session: Session, *, name: str, email: str, is_org_admin: bool =
             session.flush()
     except IntegrityError:
         raise Conflict("duplicate_email", "A user with this email already exists.") from None
+    audit.record(
+        session,
+        "user.created",
+        actor=actor,
+        target=audit.Target("user", user.id),
+        details={"email": email, "isOrgAdmin": is_org_admin},
+    )
     return user
 
 
@@ -204,7 +225,22 @@ def update_user(
         user.active, changed = active, True
     if changed:
         user.updated_at = touched(user.updated_at)
+        audit.record(
+            session,
+            "user.updated",
+            actor=caller,
+            target=audit.Target("user", user.id),
+            details={
+                "fields": sorted(
+                    _AUDITED_USER_FIELDS[f] for f in fields if f in _AUDITED_USER_FIELDS
+                )
+            }
+            | {"isOrgAdmin": user.is_org_admin, "active": user.active},
+        )
     return user
+
+
+_AUDITED_USER_FIELDS = {"name": "name", "is_org_admin": "isOrgAdmin", "active": "active"}
 
 
 def create_key(
@@ -266,6 +302,14 @@ def create_key(
     )
     session.add(key)
     session.flush()
+    audit.record(
+        session,
+        "key.created",
+        actor=caller,
+        target=audit.Target("key", key.id),
+        workspace_id=workspace_id,
+        details={"userId": owner.id, "name": name, "prefix": key.prefix},
+    )
     return key, secret
 
 
@@ -302,4 +346,11 @@ def revoke_key(
     check_if_match(if_match, key.id, stamp_version(key.updated_at))
     if key.revoked_at is None:
         key.revoked_at = key.updated_at = touched(key.updated_at)
+        audit.record(
+            session,
+            "key.revoked",
+            actor=caller,
+            target=audit.Target("key", key.id),
+            details={"userId": key.user_id, "prefix": key.prefix},
+        )
     return key

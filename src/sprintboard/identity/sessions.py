@@ -1,9 +1,12 @@
-"""Browser sessions (contract §13): an API key exchanged for the `sb_session` cookie.
+"""Browser sessions (contract §13, §19): an API key, or an email and password, exchanged
+for the `sb_session` cookie.
 
 The cookie holds a random token; the database holds only its SHA-256, the key it was opened
-with and when it was last used, so every instance knows every session. A session acts as its
-key (permissions, workspace restriction) and ends with it: when the key is revoked or
-expires, after `IDLE_TIMEOUT` without use, or when signed out.
+with (if any) and when it was last used, so every instance knows every session. A session
+opened with a key acts as that key (permissions, workspace restriction) and ends with it:
+when the key is revoked or expires. One opened with a password acts with all the user's
+roles allow, and ends when the password changes. Either ends after `IDLE_TIMEOUT` without
+use, when signed out, or when the user is deactivated.
 """
 
 import hmac
@@ -15,10 +18,14 @@ from urllib.parse import urlsplit
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Scope
 
+from sprintboard import audit
 from sprintboard.access import Caller
 from sprintboard.credentials import hash_secret
-from sprintboard.errors import CrossSiteRefused, NotFound, Unauthenticated
+from sprintboard.errors import CrossSiteRefused, InvalidRequest, NotFound, Unauthenticated
+from sprintboard.identity import passwords
 from sprintboard.identity.service import LAST_USED_RESOLUTION, authenticate, key_caller
 from sprintboard.models import ApiKey, BrowserSession, User, utcnow
 from sprintboard.sql import Columns, Getter, raw
@@ -29,10 +36,87 @@ TOKEN_PREFIX = "sbs_"
 _TOKEN = re.compile(r"^sbs_[A-Za-z0-9_-]{43}$")
 
 
+class SignInFailed(Exception):
+    """A password sign-in that failed: the same answer whatever the cause. Its record (the
+    count against the email, the audit entry) is the request's only change, committed with
+    the answer rather than rolled back as an error's would be."""
+
+    error = Unauthenticated("The email or password is not right.")
+
+
+_FAILED = "sprintboard.failed_sign_in"
+
+
+def count_failure(scope: Scope) -> None:
+    """Have the rate limiter count this request against the client address's budget of
+    failed authentications, whatever its status (the form's failure is a 303)."""
+    scope.setdefault("state", {})[_FAILED] = True
+
+
+def counts_as_failure(scope: Scope) -> bool:
+    return bool(scope.get("state", {}).get(_FAILED))
+
+
 def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str, Caller]:
     """A new session for the key `secret` (401 if it does not authenticate), its token (for
-    the cookie only) and the caller it acts as. Sessions idle for too long are purged here."""
-    caller = authenticate(session, secret)
+    the cookie only) and the caller it acts as."""
+    return open_for(session, authenticate(session, secret))
+
+
+def open_password_session(
+    session: Session, *, email: str, password: str
+) -> tuple[BrowserSession, str, Caller]:
+    """A new session for the user with this email and password; `SignInFailed` for a wrong
+    email or password, a deactivated user or one without a password, alike; 429 for an email
+    locked out by its failures (checked first: its password is not even tried)."""
+    refused = passwords.locked_out(session, email.lower())
+    if refused is not None:
+        raise refused
+    user = passwords.verified_user(session, email=email, password=password)
+    if user is None:
+        passwords.record_failure(session, email=email)
+        raise SignInFailed()
+    return open_for(session, person(user.id, user.name, user.email, user.is_org_admin))
+
+
+def person(
+    user_id: str, name: str, email: str, is_org_admin: bool, session_id: str | None = None
+) -> Caller:
+    """A user acting as themself, with no key: all their roles allow (a password's session)."""
+    return Caller(
+        user_id=user_id,
+        name=name,
+        email=email,
+        is_org_admin=is_org_admin,
+        key_id=None,
+        key_permissions=None,
+        key_workspace_id=None,
+        session_id=session_id,
+    )
+
+
+def sign_in(
+    session: Session, *, key: str | None, email: str | None, password: str | None
+) -> tuple[BrowserSession, str, Caller]:
+    """`POST /sessions`: with a key, or with an email and password (not both)."""
+    if key is not None:
+        if email is not None or password is not None:
+            raise InvalidRequest(
+                "key", "invalid_value", "key: give a key, or an email and a password, not both."
+            )
+        return open_session(session, secret=key)
+    if email is None and password is None:
+        raise InvalidRequest("key", "required", "key: required (or an email and a password).")
+    if email is None:
+        raise InvalidRequest("email", "required", "email: required with a password.")
+    if password is None:
+        raise InvalidRequest("password", "required", "password: required with an email.")
+    return open_password_session(session, email=email, password=password)
+
+
+def open_for(session: Session, caller: Caller) -> tuple[BrowserSession, str, Caller]:
+    """A new session acting as `caller` (a key's, or a user's without one), its token and
+    the caller it makes; sessions idle for too long are purged here."""
     now = utcnow()
     session.execute(delete(BrowserSession).where(BrowserSession.last_used_at < now - IDLE_TIMEOUT))
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -45,6 +129,13 @@ def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str,
     )
     session.add(browser_session)
     session.flush()
+    audit.record(
+        session,
+        "session.created",
+        actor=caller,
+        target=audit.Target("session", browser_session.id),
+        details={"method": "password" if caller.key_id is None else "key"},
+    )
     return browser_session, token, _as_session(caller, browser_session.id)
 
 
@@ -66,8 +157,8 @@ SELECT s.id AS session_id, s.token_hash, s.last_used_at AS session_used, k.id AS
        k.permissions, k.workspace_id, k.expires_at, k.last_used_at AS key_used, k.revoked_at,
        u.id AS user_id, u.name, u.email, u.is_org_admin
 FROM browser_sessions s
-JOIN api_keys k ON k.id = s.api_key_id
-JOIN users u ON u.id = k.user_id
+JOIN users u ON u.id = s.user_id
+LEFT JOIN api_keys k ON k.id = s.api_key_id
 WHERE s.token_hash = :token_hash AND u.active
 """
 
@@ -81,9 +172,9 @@ def session_owner(session: Session, token_hash: str) -> str | None:
     route checks the rest (idle time, the key's expiry). Through the ORM, as
     `service.usable_key` is, for the same reason: middleware runs it in any worker thread."""
     owner: str | None = session.scalar(
-        select(ApiKey.user_id)
-        .join(BrowserSession, BrowserSession.api_key_id == ApiKey.id)
-        .join(User, User.id == ApiKey.user_id)
+        select(BrowserSession.user_id)
+        .join(User, User.id == BrowserSession.user_id)
+        .outerjoin(ApiKey, ApiKey.id == BrowserSession.api_key_id)
         .where(BrowserSession.token_hash == token_hash, ApiKey.revoked_at.is_(None), User.active)
     )
     return owner
@@ -120,7 +211,11 @@ def authenticate_session(session: Session, token: str) -> Caller:
             "UPDATE browser_sessions SET last_used_at = :now WHERE id = :id",
             {"now": codec.param(now), "id": session_id},
         )
-    return key_caller(db, now=now, key=key(row), user=user(row), session_id=session_id)
+    key_used = key(row)
+    if key_used[0] is None:  # (opened with a password)
+        user_id, name, email, is_org_admin = user(row)
+        return person(user_id, name, email, codec.bool(is_org_admin), session_id)
+    return key_caller(db, now=now, key=key_used, user=user(row), session_id=session_id)
 
 
 def _authenticated(columns: Columns) -> tuple[Getter, Getter, Getter]:
@@ -133,12 +228,30 @@ def _authenticated(columns: Columns) -> tuple[Getter, Getter, Getter]:
     )
 
 
+def set_cookie(response: Response, request: Request, token: str) -> None:
+    """The `sb_session` cookie: `HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` over HTTPS."""
+    response.set_cookie(
+        COOKIE,
+        token,
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+
+
 def end_session(session: Session, *, caller: Caller) -> str:
     """Sign the caller's browser session out; its `$id`. A call made with a key has no
     session to end (404)."""
     if caller.session_id is None:
         raise NotFound("Browser session")
     session.execute(delete(BrowserSession).where(BrowserSession.id == caller.session_id))
+    audit.record(
+        session,
+        "session.closed",
+        actor=caller,
+        target=audit.Target("session", caller.session_id),
+    )
     return caller.session_id
 
 
@@ -159,7 +272,8 @@ def check_origin(request: Request, *, required: bool) -> None:
         if seen == own:
             return
         settings = request.app.state.settings
-        if seen in {_normalized(allowed) for allowed in settings.cors_origins}:
+        allowed = [*settings.cors_origins, *([settings.public_url] if settings.public_url else [])]
+        if seen in {_normalized(origin) for origin in allowed}:
             return
     raise CrossSiteRefused(origin)
 

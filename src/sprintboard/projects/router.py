@@ -59,6 +59,7 @@ async def create_project(
         name=body.name,
         key=body.key,
         description=body.description,
+        actor=caller,
     )
     return one(project_json(project), status=201)
 

@@ -7,6 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sprintboard import audit
 from sprintboard.access import Caller, lock_workspace
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict
@@ -48,7 +49,13 @@ def _free_key(session: Session, workspace_id: str, base: str) -> str:
 
 
 def create_project(
-    session: Session, *, workspace_id: str, name: str, key: str | None, description: str | None
+    session: Session,
+    *,
+    workspace_id: str,
+    name: str,
+    key: str | None,
+    description: str | None,
+    actor: Caller,
 ) -> Project:
     if key is None:
         # Creates that derive a key take turns: two at once would pick the same free key,
@@ -67,7 +74,19 @@ def create_project(
     except IntegrityError:
         raise Conflict("duplicate_key", f"The key {key} is taken in this workspace.") from None
     add_built_in(session, project.id)
+    _audit(session, "project.created", actor, project)
     return project
+
+
+def _audit(session: Session, action: str, actor: Caller, project: Project) -> None:
+    audit.record(
+        session,
+        action,
+        actor=actor,
+        target=audit.Target("project", project.id),
+        workspace_id=project.workspace_id,
+        details={"key": project.key, "name": project.name},
+    )
 
 
 def list_projects(session: Session, *, workspace_id: str, window: Window) -> ListPage:
@@ -132,6 +151,7 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
         ],
     )
     sprint_history.forget(session, scope="project_id", record_id=project.id)
+    _audit(session, "project.deleted", caller, project)
     session.delete(project)
 
 

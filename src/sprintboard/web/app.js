@@ -180,10 +180,10 @@ async function start() {
   } catch (error) {
     if (error.status !== 401) say(api.describe(error), { error: true });
   }
-  // The script-free form comes back here as /?signin=failed when its key was refused.
+  // A script-free form comes back here as /?signin=failed when its key or password was refused.
   if (new URLSearchParams(location.search).get("signin") === "failed") {
     history.replaceState(null, "", "/");
-    if (!store.me) signinSection.querySelector("#signin-error").textContent = "That key was not accepted (unknown, revoked or expired).";
+    if (!store.me) signinSection.querySelector("#signin-error").textContent = "That did not sign you in: check the key, or the email and password.";
   }
   document.body.dataset.ready = "true";
   route();

@@ -100,7 +100,7 @@ async def delete_workspace(
     workspace, access = access_workspace(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
     check_if_match(if_match, workspace.id, stamp_version(workspace.updated_at))
-    service.delete_workspace(session, workspace)
+    service.delete_workspace(session, workspace, actor=caller)
     return deleted(workspace.id)
 
 
@@ -132,7 +132,7 @@ async def add_member(
     access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.WORKSPACE_MANAGE)
     member, user = service.add_member(
-        session, workspace_id=workspace_id, user_id=body.user_id, role=body.role
+        session, workspace_id=workspace_id, user_id=body.user_id, role=body.role, actor=caller
     )
     return one(member_json(member, user), status=201)
 
@@ -153,7 +153,12 @@ async def change_member_role(
     access = access_workspace_id(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
     member, user = service.change_member_role(
-        session, workspace_id=workspace_id, user_id=user_id, role=body.role, if_match=if_match
+        session,
+        workspace_id=workspace_id,
+        user_id=user_id,
+        role=body.role,
+        actor=caller,
+        if_match=if_match,
     )
     return one(member_json(member, user))
 
@@ -173,7 +178,7 @@ async def remove_member(
     access = access_workspace_id(session, caller, workspace_id)
     access.require(Permission.WORKSPACE_MANAGE)
     member = service.remove_member(
-        session, workspace_id=workspace_id, user_id=user_id, if_match=if_match
+        session, workspace_id=workspace_id, user_id=user_id, actor=caller, if_match=if_match
     )
     return deleted(member.id)
 

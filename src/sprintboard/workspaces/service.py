@@ -4,6 +4,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sprintboard import audit
 from sprintboard.access import (
     Caller,
     Role,
@@ -37,7 +38,19 @@ def create_workspace(
     session.add(workspace)
     session.flush()
     session.add(WorkspaceMember(workspace_id=workspace.id, user_id=caller.user_id, role=Role.ADMIN))
+    _audit_workspace(session, "workspace.created", caller, workspace)
     return workspace
+
+
+def _audit_workspace(session: Session, action: str, actor: Caller, workspace: Workspace) -> None:
+    audit.record(
+        session,
+        action,
+        actor=actor,
+        target=audit.Target("workspace", workspace.id),
+        workspace_id=workspace.id,
+        details={"name": workspace.name},
+    )
 
 
 def list_workspaces(session: Session, *, caller: Caller, window: Window) -> ListPage:
@@ -58,9 +71,10 @@ def update_workspace(
     return workspace
 
 
-def delete_workspace(session: Session, workspace: Workspace) -> None:
+def delete_workspace(session: Session, workspace: Workspace, *, actor: Caller) -> None:
     """Deletes the workspace and, through foreign keys, everything in it (all it holds
-    locked first, `access.lock_for_delete`)."""
+    locked first, `access.lock_for_delete`); its audit entries stay."""
+    _audit_workspace(session, "workspace.deleted", actor, workspace)
     lock_for_delete(session, Workspace, workspace.id)
     sprint_history.forget(session, scope="workspace_id", record_id=workspace.id)
     session.delete(workspace)
@@ -77,7 +91,7 @@ def list_members(session: Session, *, workspace_id: str, window: Window) -> List
 
 
 def add_member(
-    session: Session, *, workspace_id: str, user_id: str, role: Role
+    session: Session, *, workspace_id: str, user_id: str, role: Role, actor: Caller
 ) -> tuple[WorkspaceMember, User]:
     user = session.get(User, user_id)
     if user is None:
@@ -91,11 +105,32 @@ def add_member(
             session.flush()
     except IntegrityError:
         raise Conflict("duplicate_member", "This user is already a member.") from None
+    _audit_member(session, "member.added", actor, workspace_id, user_id, role=str(role))
     return member, user
 
 
+def _audit_member(
+    session: Session, action: str, actor: Caller, workspace_id: str, user_id: str, **details: str
+) -> None:
+    """A member's entry names the user: `target` is `{"kind": "user", "$id": <user>}`."""
+    audit.record(
+        session,
+        action,
+        actor=actor,
+        target=audit.Target("user", user_id),
+        workspace_id=workspace_id,
+        details=details,
+    )
+
+
 def change_member_role(
-    session: Session, *, workspace_id: str, user_id: str, role: Role, if_match: str | None = None
+    session: Session,
+    *,
+    workspace_id: str,
+    user_id: str,
+    role: Role,
+    actor: Caller,
+    if_match: str | None = None,
 ) -> tuple[WorkspaceMember, User]:
     lock_workspace(session, workspace_id)  # ("one ADMIN stays": counted one at a time)
     member, user = _get_member(session, workspace_id, user_id)
@@ -103,13 +138,21 @@ def change_member_role(
     if member.role == Role.ADMIN and role != Role.ADMIN:
         _ensure_another_admin(session, workspace_id)
     if member.role != role:
+        _audit_member(
+            session, "member.updated", actor, workspace_id, user_id, role=str(role), was=member.role
+        )
         member.role = role
         member.updated_at = touched(member.updated_at)
     return member, user
 
 
 def remove_member(
-    session: Session, *, workspace_id: str, user_id: str, if_match: str | None = None
+    session: Session,
+    *,
+    workspace_id: str,
+    user_id: str,
+    actor: Caller,
+    if_match: str | None = None,
 ) -> WorkspaceMember:
     lock_workspace(session, workspace_id)  # ("one ADMIN stays": counted one at a time)
     member, _ = _get_member(session, workspace_id, user_id)
@@ -117,6 +160,7 @@ def remove_member(
     if member.role == Role.ADMIN:
         _ensure_another_admin(session, workspace_id)
     session.execute(delete(WorkspaceMember).where(WorkspaceMember.id == member.id))
+    _audit_member(session, "member.removed", actor, workspace_id, user_id, role=member.role)
     return member
 
 
