@@ -204,9 +204,9 @@ def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
     parameters = {p["name"]: p for p in list_tasks["parameters"]}
     assert [p["name"] for p in list_tasks["parameters"]][-3:] == ["limit", "offset", "cursor"]
     assert set(parameters) == {
-        "workspaceId", "projectId", "sprintId", "status", "statusCategory", "priority", "type", "assigneeId",
-        "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search", "updatedSince",
-        "parentId", "ancestorId", "sort", "limit", "offset", "cursor",
+        "workspaceId", "projectId", "sprintId", "status", "statusCategory", "priority", "type",
+        "assigneeId", "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search",
+        "updatedSince", "parentId", "ancestorId", "sort", "limit", "offset", "cursor",
     }  # fmt: skip
     assert all(p["in"] == "query" for p in parameters.values())
     # (`workspaceId` or `projectId`: a rule the description names, not a required parameter)
