@@ -11,7 +11,7 @@ from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.routing import Match, Route
 from starlette.types import Message
 
-from sprintboard import framework
+from sprintboard.http import framework
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, authenticator_of
 from sprintboard.events import feed, notifications, stream, webhooks
 from sprintboard.events.schemas import (
     ActivityRead,
@@ -26,6 +25,7 @@ from sprintboard.events.schemas import (
     WebhookRead,
     WebhookUpdate,
 )
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router, authenticator_of
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, QueryModel, error_responses
 

@@ -7,8 +7,8 @@ from pydantic import ValidationError
 from starlette.responses import RedirectResponse, Response
 
 from sprintboard.concurrency import IfMatch
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, json_body
 from sprintboard.errors import InvalidRequest, Unauthenticated
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router, json_body
 from sprintboard.identity import service, sessions
 from sprintboard.identity.schemas import (
     KeyCreate,

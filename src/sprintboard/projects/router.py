@@ -10,7 +10,7 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.models import Project
 from sprintboard.projects import service
 from sprintboard.projects.schemas import ProjectCreate, ProjectRead, ProjectUpdate, project_json

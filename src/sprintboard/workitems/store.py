@@ -1,5 +1,5 @@
 """Changing work items: the one place that locks items for a change (`lock_items`), checks the
-sprint an item moves to (`check_open_sprint`, on what `sprints.store.open_sprints` reads) and
+sprint an item moves to (`check_open_sprint`, on what `access.open_sprints` reads) and
 applies a change (`change_items`: the version, `$updatedAt`, the change's diff and its
 `task.updated` event, from which notifications, webhooks and sprint histories follow, see
 `events.service` and `sprints.history`; `move_sprint_items`, the same for all of a sprint's

@@ -5,7 +5,7 @@ from starlette.responses import Response
 
 from sprintboard.access import Permission, access_workspace, access_workspace_id
 from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.models import Workspace
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses

@@ -27,9 +27,9 @@ from sprintboard.concurrency import IfMatch
 from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
 from sprintboard.errors import InvalidRequest, Unauthenticated
-from sprintboard.idempotency import forget_saved_response, save_response
-from sprintboard.identity import sessions
-from sprintboard.identity.service import authenticate
+from sprintboard.http import framework
+from sprintboard.http.authentication import authentication_of
+from sprintboard.http.idempotency import forget_saved_response, save_response
 from sprintboard.schemas import PageQuery, QueryModel
 
 API_PREFIX = "/api/v1"
@@ -60,9 +60,9 @@ class TransactionalRoute(APIRoute):
     the endpoint, skipping FastAPI's request handler; FastAPI still documents them.
 
     Once its body is in, a request waits on nothing but the database: handlers and their
-    dependencies are `async` but never suspend (`_completed` refuses one that does, so a test
-    on either database finds it). So each request runs as one synchronous call: in the event
-    loop on SQLite (a few microseconds a statement, one writer anyway), in a thread on
+    dependencies are `async` but never suspend (`framework.completed` refuses one that does,
+    so a test on either database finds it). So each request runs as one synchronous call: in
+    the event loop on SQLite (a few microseconds a statement, one writer anyway), in a thread on
     PostgreSQL (`REQUEST_THREADS` at a time), where a round trip costs a hundred microseconds
     or more and the loop meanwhile serves other requests.
     """
@@ -84,7 +84,7 @@ class TransactionalRoute(APIRoute):
                 kwargs["openapi_extra"] = {**extra, "parameters": parameters}
         super().__init__(path, endpoint, **kwargs)
         self.query_names = frozenset(
-            [p.alias for p in self.dependant.query_params]
+            framework.query_parameter_names(self)
             + [d["name"] for f in filled.values() for d in f.documented if d["in"] == "query"]
         )
         """Every query parameter the route takes: any other is refused (`_refuse_unknown_query`)."""
@@ -92,7 +92,7 @@ class TransactionalRoute(APIRoute):
             # Nothing for FastAPI to solve, so none of its per-request set-up either (the
             # exit stacks of dependencies with `yield`, a second exception-handling layer:
             # the application's one handles what the endpoint raises).
-            self.app = _asgi_app(self.get_route_handler())
+            framework.serve_route_with(self, _asgi_app(self.get_route_handler()))
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         needs_caller = self.needs_caller
@@ -113,7 +113,7 @@ class TransactionalRoute(APIRoute):
                 if request.scope["query_string"]:
                     _refuse_unknown_query(request, route.query_names)
                 _refuse_non_json_numbers(body)
-                return _committed(request, _completed(handler(request)))
+                return _committed(request, framework.completed(handler(request)))
             except BaseException:
                 _rolled_back(request)
                 raise
@@ -179,17 +179,6 @@ def _refuse_non_json_numbers(body: bytes) -> None:
 
 def _not_a_json_number(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
-
-
-def _completed(coroutine: Coroutine[Any, Any, Response]) -> Response:
-    """The result of a coroutine that finishes without suspending."""
-    try:
-        coroutine.send(None)
-    except StopIteration as finished:
-        response: Response = finished.value
-        return response
-    coroutine.close()
-    raise RuntimeError("a request handler waited on something besides the database")
 
 
 def _committed(request: Request, response: Response) -> Response:
@@ -452,17 +441,18 @@ def caller_of(request: Request) -> Caller:
     state = _state(request)
     caller: Caller | None = state.get("caller")
     if caller is None:
+        authentication = authentication_of(request)
         authorization = request.headers.get("authorization")
-        token = request.cookies.get(sessions.COOKIE) if authorization is None else None
+        token = request.cookies.get(authentication.cookie) if authorization is None else None
         if token:
             if request.method not in READ_METHODS:
-                sessions.check_origin(request, required=True)
-            caller = state["caller"] = sessions.authenticate_session(session_of(request), token)
+                authentication.check_origin(request)
+            caller = state["caller"] = authentication.by_session(session_of(request), token)
             return caller
         secret = bearer_secret(request.scope["headers"])
         if secret is None:
             raise Unauthenticated()
-        caller = state["caller"] = authenticate(session_of(request), secret)
+        caller = state["caller"] = authentication.by_key(session_of(request), secret)
     return caller
 
 
@@ -470,12 +460,13 @@ def authenticator_of(request: Request) -> Callable[[Session], Caller]:
     """How to authenticate the request's caller again later, with the credential it came
     with (a long-lived response, such as an event stream, checks it is still good)."""
     caller = caller_of(request)
+    authentication = authentication_of(request)
     authorization = request.headers.get("authorization")
     if caller.session_id is not None and authorization is None:
-        token = request.cookies[sessions.COOKIE]
-        return lambda session: sessions.authenticate_session(session, token)
+        token = request.cookies[authentication.cookie]
+        return lambda session: authentication.by_session(session, token)
     secret = bearer_secret(request.scope["headers"]) or ""
-    return lambda session: authenticate(session, secret)
+    return lambda session: authentication.by_key(session, secret)
 
 
 async def _session_dependency(request: Request) -> Session:
