@@ -23,7 +23,6 @@ from sprintboard.identity.schemas import (
     key_json,
     user_json,
 )
-from sprintboard.models import ApiKey
 from sprintboard.responses import deleted, iso, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
@@ -33,8 +32,7 @@ router = api_router(tags=["identity"])
 @router.get("/me", response_model=One[Me])
 async def get_me(session: SessionDep, caller: CallerDep) -> Response:
     user = service.get_user(session, caller.user_id)
-    key = session.get(ApiKey, caller.key_id)
-    assert key is not None
+    key = service.key_of(session, caller)
     return one({**user_json(user), "key": key_json(key)})
 
 
@@ -229,8 +227,7 @@ async def open_session(request: Request, session: SessionDep) -> Response:
         body = await json_body(request, SessionCreate)
         opened, token, caller = sessions.open_session(session, secret=body.key)
         user = service.get_user(session, caller.user_id)
-        key = session.get(ApiKey, caller.key_id)
-        assert key is not None
+        key = service.key_of(session, caller)
         created = iso(opened.created_at)
         record = {
             "$id": opened.id,

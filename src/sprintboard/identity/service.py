@@ -146,6 +146,13 @@ def get_user(session: Session, user_id: str) -> User:
     return user
 
 
+def key_of(session: Session, caller: Caller) -> ApiKey:
+    """The key the caller signed in with (a browser session's too: it was opened with one)."""
+    key = session.get(ApiKey, caller.key_id)
+    assert key is not None  # (authentication just read it)
+    return key
+
+
 def update_user(
     session: Session,
     *,

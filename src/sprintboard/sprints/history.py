@@ -18,13 +18,14 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from sprintboard.sql import raw
+from sprintboard.workitems.reads import SPRINT_ITEMS
 
 COLUMNS = ("sprint_id", "seq", "at", "work_item_id", "key", "kind", "points", "done")
 
-_SNAPSHOT = """
+_SNAPSHOT = f"""
 INSERT INTO sprint_history (sprint_id, seq, at, work_item_id, key, kind, points, done)
-SELECT sprint_id, :seq, :at, id, key, 'start', story_points, status_category = 'DONE'
-FROM work_items WHERE sprint_id = :sprint_id
+SELECT i.sprint_id, :seq, :at, i.id, i.key, 'start', i.story_points, i.done
+FROM ({SPRINT_ITEMS}) i
 """
 
 
