@@ -22,8 +22,8 @@ from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sprintboard.access import Caller
-from sprintboard.concurrency import IfMatch
+from sprintboard.access import Caller, Permission, WorkspaceAccess
+from sprintboard.concurrency import IfMatch, check_if_match
 from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
 from sprintboard.errors import InvalidRequest, Unauthenticated
@@ -69,7 +69,7 @@ class TransactionalRoute(APIRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         filled = _filled_parameters(endpoint)
-        self.needs_caller = any(f.source is caller_of for f in filled.values())
+        self.needs_caller = any(f.authenticates for f in filled.values())
         self.direct_endpoint: Callable[..., Any] | None = None
         self.direct_parameters: dict[str, _Late] = {}
         if filled:
@@ -229,7 +229,7 @@ _Late = Callable[[Request], Coroutine[Any, Any, Any]]
 
 
 def _late_parameters(
-    endpoint: Callable[..., Any], *, exclude: dict[str, "_Filled"]
+    endpoint: Callable[..., Any], *, exclude: dict[str, "Filled"]
 ) -> dict[str, _Late] | None:
     """Fillers for the parameters that are neither filled here nor the `request`: a required
     JSON body model and an `If-Match` header; None if there is any other kind.
@@ -310,32 +310,37 @@ async def _if_match(request: Request) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Filled:
-    """How `TransactionalRoute` fills one endpoint parameter, and how it is documented."""
+class Filled:
+    """How `TransactionalRoute` fills one endpoint parameter, and how it is documented: for
+    `Annotated[T, Filled(...)]` aliases (`guarded`) as for `SessionDep` and the others."""
 
     source: Callable[[Request], Any]
     documented: list[dict[str, Any]]
+    authenticates: bool = False
+    """It needs the caller: the route then authenticates before anything else."""
 
 
-def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, _Filled]:
+def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, Filled]:
     hints = get_type_hints(endpoint, include_extras=True)
-    filled: dict[str, _Filled] = {}
+    filled: dict[str, Filled] = {}
     for name in inspect.signature(endpoint).parameters:
         hint = hints.get(name)
         if hint == SessionDep:
-            filled[name] = _Filled(session_of, [])
+            filled[name] = Filled(session_of, [])
         elif hint == CallerDep:
-            filled[name] = _Filled(caller_of, [])
+            filled[name] = Filled(caller_of, [], authenticates=True)
         elif isinstance(hint, type) and issubclass(hint, QueryModel):
-            filled[name] = _Filled(_query_of(hint), hint.openapi_parameters())
+            filled[name] = Filled(_query_of(hint), hint.openapi_parameters())
         elif hint == PageDep:
-            filled[name] = _Filled(_query_of(PageQuery), PageQuery.openapi_parameters())
+            filled[name] = Filled(_query_of(PageQuery), PageQuery.openapi_parameters())
         elif (path_parameter := _path_parameter(name, hint)) is not None:
             filled[name] = path_parameter
+        elif get_origin(hint) is Annotated and isinstance(get_args(hint)[-1], Filled):
+            filled[name] = get_args(hint)[-1]
     return filled
 
 
-def _path_parameter(name: str, hint: Any) -> _Filled | None:
+def _path_parameter(name: str, hint: Any) -> Filled | None:
     """A plain string path parameter: `Annotated[str, Path(...)]` without constraints."""
     if get_origin(hint) is not Annotated:
         return None
@@ -348,7 +353,7 @@ def _path_parameter(name: str, hint: Any) -> _Filled | None:
     documented: dict[str, Any] = {"name": alias, "in": "path", "required": True}
     if info.description:
         documented["description"] = schema["description"] = info.description
-    return _Filled(lambda request: request.path_params[alias], [{**documented, "schema": schema}])
+    return Filled(lambda request: request.path_params[alias], [{**documented, "schema": schema}])
 
 
 def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
@@ -370,7 +375,7 @@ def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
     return query_of
 
 
-def _with_filled(endpoint: Callable[..., Any], filled: dict[str, _Filled]) -> Callable[..., Any]:
+def _with_filled(endpoint: Callable[..., Any], filled: dict[str, Filled]) -> Callable[..., Any]:
     """`endpoint` with its filled parameters replaced by the `Request` they come from."""
     signature = inspect.signature(endpoint)
     takes_request = "request" in signature.parameters
@@ -499,3 +504,68 @@ async def _page_dependency(request: Request) -> QueryModel:
 
 PageDep = Annotated[PageQuery, Depends(_page_dependency)]
 """`limit` and `offset`, validated as a `PageQuery`."""
+
+
+RecordT = TypeVar("RecordT")
+
+_IF_MATCH_DESCRIPTION: str = get_args(IfMatch)[1].description
+IF_MATCH_DOCUMENTED: dict[str, Any] = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": _IF_MATCH_DESCRIPTION,
+    "schema": {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": _IF_MATCH_DESCRIPTION,
+        "title": "If-Match",
+    },
+}
+"""The `If-Match` header as FastAPI documents an `IfMatch` parameter."""
+
+
+def guarded(
+    lookup: Callable[[Session, Caller, str], tuple[RecordT, WorkspaceAccess]],
+    path: Any,
+    *,
+    permission: Permission | None = None,
+    version: Callable[[RecordT], tuple[str, int]] | None = None,
+) -> Filled:
+    """For an alias, `Annotated[Record, guarded(...)]`: the record a route acts on, as
+    `lookup` finds it for the caller by the path parameter `path` (an `Annotated[str,
+    Path(...)]`; 404 if missing or not the caller's); then 403 without `permission`; then,
+    given the record's `version` (`$id`, version), 412 unless `If-Match` names its ETag.
+    Filled by `TransactionalRoute` itself, as `SessionDep` is: a FastAPI dependency would
+    cost every request microseconds of dependency solving, and the direct path.
+    """
+    key = _path_parameter("id", path)
+    if key is None:
+        raise TypeError(f"{path}: not a plain string path parameter")
+
+    def source(request: Request) -> RecordT:
+        record, access = lookup(session_of(request), caller_of(request), key.source(request))
+        if permission is not None:
+            access.require(permission)
+        if version is not None:
+            check_if_match(request.headers.get("if-match"), *version(record))
+        return record
+
+    documented = [IF_MATCH_DOCUMENTED] if version is not None else []
+    return Filled(source, [*documented, *key.documented], authenticates=True)
+
+
+def permitted(
+    lookup: Callable[[Session, Caller, str], WorkspaceAccess], path: Any, permission: Permission
+) -> Filled:
+    """For an alias, `Annotated[WorkspaceAccess, permitted(...)]`: the caller's access to the
+    workspace of the path parameter `path`, as `lookup` finds it (404 if not theirs), with
+    `permission` (else 403). Filled by `TransactionalRoute` itself (see `guarded`)."""
+    key = _path_parameter("id", path)
+    if key is None:
+        raise TypeError(f"{path}: not a plain string path parameter")
+
+    def source(request: Request) -> WorkspaceAccess:
+        access = lookup(session_of(request), caller_of(request), key.source(request))
+        access.require(permission)
+        return access
+
+    return Filled(source, key.documented, authenticates=True)
