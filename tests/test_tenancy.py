@@ -26,7 +26,6 @@ EXEMPT: dict[str, str] = {
     "/docs/assets/{name}": "documentation (Swagger UI's scripts and styles)",
     f"{API}/openapi.json": "documentation",
     f"{API}/me": "the caller themselves",
-    f"{API}/meta/work-items": "work items' field descriptors, the same for every caller",
     f"{API}/keys": "the caller's own keys",
     f"{API}/keys/{{keyId}}": "the caller's own keys (tested in test_identity)",
     f"{API}/users": "organization admin panel, not workspace-scoped",
