@@ -38,7 +38,7 @@ from bench.server import LOAD_CPU, VENV_BIN, Server
 # layer on its stack (a SQLAlchemy call made during authentication counts as "auth").
 INCLUSIVE = [
     ("auth (authenticate, incl. its SQL)", "authenticate (sprintboard/identity/service.py"),
-    ("rate limit (limits storage)", "Budget._count (sprintboard/ratelimit.py"),
+    ("rate limit (limits storage)", "Budget._count (sprintboard/http/ratelimit.py"),
     ("access checks (access.py, incl. SQL)", "(sprintboard/access.py"),
 ]
 LAYERS = [

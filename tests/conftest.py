@@ -20,6 +20,7 @@ from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.migrations import migrate
 from sprintboard.models import Base
+from sprintboard.wiring import wire
 from tests.factories import TEST_SECRET_KEY, Api, make_org_admin
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -83,6 +84,8 @@ def empty_postgres(url: str) -> None:
 
 @pytest.fixture
 def database(database_url: str) -> Iterator[Database]:
+    """(Wired as an app is: a test that records events itself gets their sprint history.)"""
+    wire()
     database = Database(database_url)
     yield database
     database.dispose()

@@ -185,7 +185,7 @@ def test_middleware_goes_into_the_app_s_own_stack(settings: Settings, database: 
     """`app.add_middleware` would be silently left out of the stack `create_app` builds."""
     app = create_app(settings, database=database)
     app.add_middleware(GZipMiddleware)
-    with pytest.raises(RuntimeError, match="_middleware_stack"), TestClient(app):
+    with pytest.raises(RuntimeError, match="middleware_stack"), TestClient(app):
         pass
 
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlalchemy.orm import Session
 
-from sprintboard.app import new_request_id
+from sprintboard.http.middleware import new_request_id
 from sprintboard.workspaces import service as workspace_service
 from tests.factories import API, Api, make_workspace
 

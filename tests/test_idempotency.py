@@ -7,7 +7,7 @@ import httpx
 from sqlalchemy import func, select, update
 
 from sprintboard.db import Database
-from sprintboard.idempotency import ABANDONED_AFTER
+from sprintboard.http.idempotency import ABANDONED_AFTER
 from sprintboard.models import ApiKey, IdempotentRequest, Workspace, utcnow
 from tests.factories import Api, make_org_admin
 

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.db import Database
-from sprintboard.guards import MAX_BODY_BYTES
+from sprintboard.http.guards import MAX_BODY_BYTES
 from tests.factories import Api, make_org_admin, make_workspace
 from tests.servers import free_port
 

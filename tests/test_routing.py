@@ -19,9 +19,9 @@ from starlette.testclient import TestClient
 from sprintboard.app import create_app
 from sprintboard.config import Settings
 from sprintboard.db import Database
-from sprintboard.deps import SessionDep, TransactionalRoute, api_router
+from sprintboard.http.deps import SessionDep, TransactionalRoute, api_router
+from sprintboard.http.routing import RouteIndex, fixed_routes
 from sprintboard.models import Workspace
-from sprintboard.routing import RouteIndex, fixed_routes
 from tests.factories import Api, make_org_admin, make_project, make_workspace
 
 

@@ -30,7 +30,7 @@ import httpx
 import pytest
 
 from sprintboard.events.fanout import RECONNECT_AFTER
-from sprintboard.ratelimit import OUTAGE_BACKOFF
+from sprintboard.http.ratelimit import OUTAGE_BACKOFF
 from tests.topology import Behaviour, Sprintboard, Topology, pid_of_connection, running_topology
 from tests.topology import wait_until as _wait_until
 

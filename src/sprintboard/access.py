@@ -464,3 +464,28 @@ def workspace_access(caller: Caller, workspace_id: str, role: str) -> WorkspaceA
 def is_work_item_key(ref: str) -> bool:
     """Whether a reference is a key such as `WEB-12` rather than an `$id`."""
     return _WORK_ITEM_KEY.match(ref) is not None
+
+
+def open_sprints(
+    session: Session, workspace_id: str, sprint_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """The workspace's sprints among `sprint_ids`, `$id` → (project, status); on PostgreSQL
+    locked for share, in `$id` order: a completion under way is waited for, and then seen (and
+    the sprints stay open, and stay, while items move in; a delete meanwhile had failed the
+    move on its foreign key). `workitems.store.check_open_sprint` is the rule they meet."""
+    wanted = sorted(set(sprint_ids))
+    if not wanted:
+        return {}
+    db = raw(session)
+    among = "IN (SELECT value FROM json_each(:ids))" if db.codec.sqlite else "= ANY(:ids)"
+    share = row_lock(session, strength="SHARE")
+    rows, columns = db.fetch(
+        "SELECT id, project_id, status FROM sprints"
+        f" WHERE workspace_id = :workspace_id AND id {among} ORDER BY id{share}",
+        {
+            "workspace_id": workspace_id,
+            "ids": db.codec.json_param(wanted) if db.codec.sqlite else wanted,
+        },
+    )
+    sprint_id, project_and_status = columns.getter("id"), columns.getter("project_id", "status")
+    return {sprint_id(row): project_and_status(row) for row in rows}

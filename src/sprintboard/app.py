@@ -4,11 +4,7 @@ import asyncio
 import contextlib
 import ctypes
 import gc
-import itertools
 import logging
-import os
-import secrets
-import time
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,47 +13,39 @@ from anyio import CapacityLimiter
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from sqlalchemy import text
-from starlette.middleware.cors import CORSMiddleware
-from starlette.middleware.exceptions import ExceptionMiddleware
-from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard import __version__
-from sprintboard.addresses import ClientAddresses
 from sprintboard.agents_endpoint import LazyAgentsEndpoint
 from sprintboard.audit.router import router as audit_router
-from sprintboard.clients import BodyTimeoutMiddleware, LoadShedMiddleware
 from sprintboard.config import Settings
-from sprintboard.db import Database, is_unavailable
-from sprintboard.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS, operation_id
+from sprintboard.db import Database
 from sprintboard.docs import add_docs_routes
-from sprintboard.errors import (
-    Unavailable,
-    app_error_response,
-    error_response,
-    install_error_handlers,
-)
+from sprintboard.errors import Unavailable, app_error_response
 from sprintboard.events.delivery import DeliveryOptions, run_worker
 from sprintboard.events.router import router as events_router
 from sprintboard.events.service import DELIVERIES_WRITTEN, EVENTS_WRITTEN
 from sprintboard.events.stream import POLL_EVERY, POLL_EVERY_WITH_REDIS, StreamHub
 from sprintboard.events.webhooks import WebhookPolicy
-from sprintboard.framework import exception_telemetry
-from sprintboard.guards import BodyGuardMiddleware
-from sprintboard.idempotency import IdempotencyMiddleware
+from sprintboard.http import framework
+from sprintboard.http.authentication import Authentication
+from sprintboard.http.deps import API_PREFIX, BEARER_SCHEME, REQUEST_THREADS, operation_id
+from sprintboard.http.handlers import install_error_handlers
+from sprintboard.http.middleware import DATABASE_RETRY, DATABASE_UNAVAILABLE, middleware_stack
+from sprintboard.http.routing import RouteIndex
+from sprintboard.identity import service as identity_service
+from sprintboard.identity import sessions
 from sprintboard.identity.router import router as identity_router
 from sprintboard.invitations.router import router as invitations_router
-from sprintboard.logs import configure_logging, log_access
+from sprintboard.logs import configure_logging
 from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
-from sprintboard.ratelimit import RateLimitMiddleware, shown_headers
 from sprintboard.responses import JSONResponse
-from sprintboard.routing import RouteIndex
 from sprintboard.schemas import state_string_rules_of
 from sprintboard.serverkey import SecretBox, server_key
 from sprintboard.sprints.router import router as sprints_router
+from sprintboard.wiring import wire
 from sprintboard.workflows.router import router as workflows_router
 from sprintboard.workitems.router import router as workitems_router
 from sprintboard.workspaces.router import router as workspaces_router
@@ -76,109 +64,17 @@ DOMAIN_ROUTERS: list[APIRouter] = [
 
 logger = logging.getLogger("sprintboard.http")
 
-
-class _RequestIds:
-    """32 hex digits, unique across processes: this process's random half, then a counter
-    (a quarter of the cost of a random UUID, on every request). A forked child (a server
-    that forks its workers after importing the app) draws its own half.
-    """
-
-    def __init__(self) -> None:
-        self.restart()
-        os.register_at_fork(after_in_child=self.restart)
-
-    def restart(self) -> None:
-        self.prefix = secrets.token_hex(8)
-        self.numbers = itertools.count(1)
-
-    def new(self) -> str:
-        return f"{self.prefix}{next(self.numbers):016x}"
-
-
-new_request_id = _RequestIds().new
-
-
-CLIENT_CLOSED_REQUEST = 499
-"""The access line's status for a request its client abandoned (nginx's convention)."""
-DATABASE_UNAVAILABLE = "The database cannot be reached; retry shortly."
-DATABASE_RETRY = 2
-"""Seconds a client is asked to wait (`Retry-After`) while the database cannot be reached."""
-
-_SECURITY_HEADERS = [
-    (b"cache-control", b"no-store"),
-    (b"x-content-type-options", b"nosniff"),
-]
-
-
-def _header_unless_cached(
-    header: list[tuple[bytes, bytes]], sent: list[tuple[bytes, bytes]]
-) -> list[tuple[bytes, bytes]]:
-    if any(name == b"cache-control" for name, _ in sent):
-        return [(name, value) for name, value in header if name != b"cache-control"]
-    return header
-
-
-class RequestContextMiddleware:
-    """The outermost layer: gives every request an id (`X-Request-Id`) and the security
-    headers, turns any unexpected exception into the 500 envelope (no stack trace leaves the
-    process, only the request id), and writes the request's access line.
-    """
-
-    def __init__(self, app: ASGIApp, *, addresses: ClientAddresses) -> None:
-        self.app = app
-        self.addresses = addresses
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        self.addresses.resolve(scope)  # (the one place: every layer inside sees the client)
-        request_id = new_request_id()
-        scope.setdefault("state", {})["request_id"] = request_id
-        header = [(b"x-request-id", request_id.encode()), *_SECURITY_HEADERS]
-        status = 0
-
-        async def send_with_headers(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                # (The board's pages and files say how they may be cached.)
-                extra = (
-                    header
-                    if scope["path"].startswith("/api/") or status >= 400
-                    else (_header_unless_cached(header, message.get("headers", [])))
-                )
-                message["headers"] = [*message.get("headers", []), *extra]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_headers)
-        except ClientDisconnect:
-            # The client went away before its request was in: nobody to answer, and nothing
-            # went wrong here. (`status` stays 0 unless an answer had begun.)
-            logger.info("client disconnected mid-request", extra={"request_id": request_id})
-            status = status or CLIENT_CLOSED_REQUEST
-        except Exception as error:
-            if is_unavailable(error):
-                # Expected while the database restarts or is out of reach: no stack trace.
-                logger.warning(
-                    "database unavailable: %s",
-                    str(error).strip().splitlines()[0] if str(error).strip() else repr(error),
-                    extra={"request_id": request_id},
-                )
-                response = app_error_response(Unavailable(DATABASE_UNAVAILABLE, DATABASE_RETRY))
-            else:
-                logger.exception("unhandled error", extra={"request_id": request_id})
-                response = error_response(
-                    500, "INTERNAL", "An unexpected error occurred.", {"requestId": request_id}
-                )
-            if status:
-                raise
-            response.raw_headers += shown_headers(scope)
-            await response(scope, receive, send_with_headers)
-        finally:
-            log_access(scope, status or 500, started, request_id)
+AUTHENTICATION = Authentication(
+    cookie=sessions.COOKIE,
+    by_key=identity_service.authenticate,
+    by_session=sessions.authenticate_session,
+    check_origin=lambda request: sessions.check_origin(request, required=True),
+    key_owner=identity_service.usable_key,
+    session_owner=sessions.session_owner,
+    well_formed_session=sessions.well_formed,
+)
+"""Identity's answers to who sent a request, handed to the HTTP layer (which imports no
+domain)."""
 
 
 def _in_background(
@@ -220,6 +116,7 @@ def _few_malloc_arenas() -> None:
 def create_app(settings: Settings | None = None, *, database: Database | None = None) -> FastAPI:
     """Raises `serverkey.MissingServerKey` on PostgreSQL without `SPRINTBOARD_SECRET_KEY`."""
     settings = settings or Settings()
+    wire()
     policy = WebhookPolicy(
         box=SecretBox(server_key(settings)), allow_private=settings.webhook_allow_private
     )
@@ -289,6 +186,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     )
     app.state.settings = settings
     app.state.webhook_policy = policy
+    app.state.authentication = AUTHENTICATION
     if database is not None:
         app.state.database = database
     for router in DOMAIN_ROUTERS:
@@ -301,69 +199,17 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.router.routes.append(
         Route("/mcp", app.state.agents, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     )
-    app.router.middleware_stack = RouteIndex(app.router)
+    framework.use_router_entry(app.router, lambda fallback: RouteIndex(app.router, fallback))
     install_error_handlers(app)
     configure_logging(settings.log_level, settings.log_format)
-    app.build_middleware_stack = lambda: _middleware_stack(app, settings)  # type: ignore[method-assign]
+    framework.use_middleware_stack(
+        app,
+        lambda: middleware_stack(
+            app, settings, authentication=AUTHENTICATION, inner=WebPages(app.router)
+        ),
+    )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
-
-
-def _middleware_stack(app: FastAPI, settings: Settings) -> ASGIApp:
-    """The layers every request passes, outermost first: request id, security headers, 500s
-    and the access log; load shedding (503 past the requests-in-progress cap); the body's
-    deadline (408); CORS (only when origins are configured); the rate limits; the body
-    guard (413, 415); idempotency; the exception handlers; the board's pages; the routes.
-    Cheap refusals come before expensive work: a request over its budget is refused before
-    its body is read or a database session is opened.
-
-    Built here rather than by Starlette, which adds two outer layers of its own (a plain-text
-    500, which `RequestContextMiddleware` makes unreachable, and FastAPI's exception
-    telemetry, kept when OpenTelemetry is on) and FastAPI's exit stack around every request:
-    only the routes FastAPI's request handler serves need that, and `RouteIndex` gives it to
-    them. Each layer cost every request a few microseconds. Middleware goes in here:
-    `app.add_middleware` would be ignored, so it is refused.
-    """
-    if app.user_middleware:
-        raise RuntimeError("add middleware in sprintboard.app._middleware_stack")
-    handlers = {
-        key: handler
-        for key, handler in app.exception_handlers.items()
-        if key not in (500, Exception)
-    }
-    stack: ASGIApp = ExceptionMiddleware(WebPages(app.router), handlers=handlers, debug=app.debug)
-    stack = IdempotencyMiddleware(stack)
-    stack = BodyGuardMiddleware(stack)
-    stack = RateLimitMiddleware(stack, settings=settings)
-    if settings.cors_origins:
-        stack = CORSMiddleware(
-            stack,
-            allow_origins=settings.cors_origins,
-            allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=[
-                "Authorization",
-                "Content-Type",
-                "Idempotency-Key",
-                "If-Match",
-                "Last-Event-ID",
-            ],
-            allow_credentials=True,  # (a board served from an allowed origin uses its session)
-            expose_headers=[
-                "ETag",
-                "Retry-After",
-                "RateLimit-Limit",
-                "RateLimit-Remaining",
-                "RateLimit-Reset",
-                "X-Request-Id",
-                "Idempotent-Replayed",
-            ],
-            max_age=600,
-        )
-    if settings.opentelemetry:
-        stack = exception_telemetry(stack)
-    stack = BodyTimeoutMiddleware(stack, timeout=settings.body_timeout)
-    stack = LoadShedMiddleware(stack, max_in_progress=settings.max_requests_in_progress)
-    return RequestContextMiddleware(stack, addresses=ClientAddresses(settings.trusted_proxies))
 
 
 def _add_health_routes(app: FastAPI) -> None:

@@ -10,7 +10,8 @@ to be looked up by.
 import hashlib
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping
+from typing import Any
 
 SECRET_PREFIX = "sb_"
 _SECRET = re.compile(r"^sb_[A-Za-z0-9_-]{43}$")
@@ -46,3 +47,16 @@ def bearer_of(authorization: str) -> str | None:
     scheme, _, secret = authorization.strip().partition(" ")
     secret = secret.strip()
     return secret if scheme.lower() == "bearer" and secret else None
+
+
+_FAILED = "sprintboard.failed_sign_in"
+
+
+def count_failure(scope: MutableMapping[str, Any]) -> None:
+    """Have the rate limiter count this request against the client address's budget of
+    failed authentications, whatever its status (the sign-in form's failure is a 303)."""
+    scope.setdefault("state", {})[_FAILED] = True
+
+
+def counts_as_failure(scope: Mapping[str, Any]) -> bool:
+    return bool(scope.get("state", {}).get(_FAILED))

@@ -5,7 +5,7 @@ loop: every request's transaction is a few short statements, so one process runs
 transactions one after another. That is what SQLite wants anyway (one writer), it avoids a
 thread hand-off per request, and it measured several times faster than SQLAlchemy's async
 bridge. On PostgreSQL, where each statement is a round trip, a request runs in a thread of
-its own (`deps.REQUEST_THREADS` at a time), so that requests overlap their waits. Scale comes
+its own (`http.deps.REQUEST_THREADS` at a time), so that requests overlap their waits. Scale comes
 from more processes; across processes, SQLite writes take the lock up front with
 `BEGIN IMMEDIATE` and PostgreSQL relies on row locks.
 """

@@ -2,7 +2,7 @@ from starlette.responses import Response
 
 from sprintboard.audit import service
 from sprintboard.audit.schemas import AuditEntryRead, AuditQuery, AuditVerification
-from sprintboard.deps import CallerDep, SessionDep, api_router
+from sprintboard.http.deps import CallerDep, SessionDep, api_router
 from sprintboard.responses import many, one
 from sprintboard.schemas import Many, One, error_responses
 

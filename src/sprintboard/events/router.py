@@ -1,3 +1,4 @@
+from functools import partial
 from typing import Annotated, Literal
 
 from fastapi import Body, Path, Query, Request
@@ -6,13 +7,13 @@ from starlette.responses import Response, StreamingResponse
 
 from sprintboard.access import (
     Permission,
+    WorkspaceAccess,
     access_notification,
     access_webhook,
     access_work_item,
     access_workspace_id,
 )
-from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, authenticator_of
+from sprintboard.concurrency import stamp_version
 from sprintboard.events import feed, notifications, stream, webhooks
 from sprintboard.events.schemas import (
     ActivityRead,
@@ -26,6 +27,16 @@ from sprintboard.events.schemas import (
     WebhookRead,
     WebhookUpdate,
 )
+from sprintboard.http.deps import (
+    CallerDep,
+    PageDep,
+    SessionDep,
+    api_router,
+    authenticator_of,
+    guarded,
+    permitted,
+)
+from sprintboard.models import Webhook
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, QueryModel, error_responses
 
@@ -36,6 +47,25 @@ WebhookId = Annotated[str, Path(alias="id", description="The webhook's `$id`.")]
 DeliveryId = Annotated[str, Path(alias="deliveryId", description="The delivery's `$id`.")]
 NotificationId = Annotated[str, Path(alias="id", description="The notification's `$id`.")]
 TaskRef = Annotated[str, Path(alias="taskId", description="The work item's `$id` or key.")]
+
+
+def _version(webhook: Webhook) -> tuple[str, int]:
+    return webhook.id, stamp_version(webhook.updated_at)
+
+
+ManagedWebhook = Annotated[
+    Webhook, guarded(access_webhook, WebhookId, permission=Permission.WORKSPACE_MANAGE)
+]
+"""The webhook of the path, for WORKSPACE_MANAGE (404, 403)."""
+ChangedWebhook = Annotated[
+    Webhook,
+    guarded(access_webhook, WebhookId, permission=Permission.WORKSPACE_MANAGE, version=_version),
+]
+"""The same, as `If-Match` names it (412)."""
+AddingWebhooks = Annotated[
+    WorkspaceAccess,
+    permitted(partial(access_workspace_id, adding=True), WorkspaceId, Permission.WORKSPACE_MANAGE),
+]
 
 
 @router.get(
@@ -215,24 +245,18 @@ async def list_webhooks(
     summary="Subscribe a URL to a workspace's events",
 )
 async def create_webhook(
-    request: Request,
-    workspace_id: WorkspaceId,
-    body: WebhookCreate,
-    session: SessionDep,
-    caller: CallerDep,
+    request: Request, access: AddingWebhooks, body: WebhookCreate, session: SessionDep
 ) -> Response:
     """Deliveries are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
     `webhook-signature`) with the `secret` returned here, and only here. A workspace has at
     most 20 webhooks (409 `webhook_limit`). The URL's host must be a public address unless
     the deployment allows others (400 `invalid_value` on `url`)."""
-    access = access_workspace_id(session, caller, workspace_id, adding=True)
-    access.require(Permission.WORKSPACE_MANAGE)
     webhook, secret = webhooks.create_webhook(
         session,
-        workspace_id=workspace_id,
+        workspace_id=access.workspace_id,
         url=body.url,
         events=list(body.events),
-        actor=caller,
+        actor=access.caller,
         policy=_policy(request),
     )
     return one(webhooks.webhook_json(webhook, secret=secret), status=201)
@@ -264,17 +288,13 @@ async def get_webhook(webhook_id: WebhookId, session: SessionDep, caller: Caller
 )
 async def update_webhook(
     request: Request,
-    webhook_id: WebhookId,
+    webhook: ChangedWebhook,
     body: WebhookUpdate,
     session: SessionDep,
     caller: CallerDep,
-    if_match: IfMatch = None,
 ) -> Response:
     """`enabled: true` re-enables a webhook disabled after failing (its failure record is
     cleared). A new `url` follows the rules of create."""
-    webhook, access = access_webhook(session, caller, webhook_id)
-    access.require(Permission.WORKSPACE_MANAGE)
-    check_if_match(if_match, webhook.id, stamp_version(webhook.updated_at))
     webhooks.update_webhook(
         session,
         webhook,
@@ -296,16 +316,13 @@ async def update_webhook(
     summary="Queue a `ping` delivery to the webhook",
 )
 async def ping_webhook(
-    webhook_id: WebhookId,
+    webhook: ManagedWebhook,
     session: SessionDep,
-    caller: CallerDep,
     _body: Annotated[NoFields | None, Body()] = None,
 ) -> Response:
     """A signed `ping` (`{"type": "ping", "data": {"webhookId", "workspaceId"}}`), sent like
     any delivery (a disabled webhook's waits until it is re-enabled); follow it in the
     webhook's deliveries."""
-    webhook, access = access_webhook(session, caller, webhook_id)
-    access.require(Permission.WORKSPACE_MANAGE)
     return one(webhooks.delivery_json(webhooks.queue_ping(session, webhook)), status=201)
 
 
@@ -317,16 +334,13 @@ async def ping_webhook(
     summary="Send a delivery again, with the same `webhook-id`",
 )
 async def redeliver_webhook_delivery(
-    webhook_id: WebhookId,
+    webhook: ManagedWebhook,
     delivery_id: DeliveryId,
     session: SessionDep,
-    caller: CallerDep,
     _body: Annotated[NoFields | None, Body()] = None,
 ) -> Response:
     """The delivery is due again at once (PENDING); its `$id`, the `webhook-id` header,
     stays the same, so a receiver that had it can tell it is a repeat."""
-    webhook, access = access_webhook(session, caller, webhook_id)
-    access.require(Permission.WORKSPACE_MANAGE)
     delivery = webhooks.webhook_delivery(session, webhook, delivery_id)
     return one(webhooks.delivery_json(webhooks.redeliver(session, delivery)))
 
@@ -339,11 +353,8 @@ async def redeliver_webhook_delivery(
     summary="Delete a webhook (nothing more is sent to it)",
 )
 async def delete_webhook(
-    webhook_id: WebhookId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+    webhook: ChangedWebhook, session: SessionDep, caller: CallerDep
 ) -> Response:
-    webhook, access = access_webhook(session, caller, webhook_id)
-    access.require(Permission.WORKSPACE_MANAGE)
-    check_if_match(if_match, webhook.id, stamp_version(webhook.updated_at))
     webhooks.delete_webhook(session, webhook, actor=caller)
     return deleted(webhook.id)
 

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -35,8 +35,8 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.orm import Session, SessionTransaction
 
 from sprintboard.access import row_lock
+from sprintboard.hooks import Hooks
 from sprintboard.models import new_id, new_ids, stored_timestamp, utcnow
-from sprintboard.sprints import history as sprint_history
 from sprintboard.sql import in_list, insert_rows, raw
 
 TASK_EVENTS = ("task.created", "task.updated", "task.deleted")
@@ -53,6 +53,17 @@ EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + RELATION_EVENTS + COMMENT_EVENTS
 
 ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds", "sprintId"})
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""
+
+Subscriber = Callable[
+    [Session, list[dict[str, Any]], Callable[[Any], Any]],
+    list[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]],
+]
+"""Told the events a commit writes (numbered rows: `seq`, `type`, `subject_id`, `payload`,
+`created_at`...) and how to store a timestamp, in the transaction, before they are inserted;
+answers rows to insert with them, `(table, columns, rows)`: one batch for all."""
+
+SUBSCRIBERS: Hooks[Subscriber] = Hooks("outbox subscribers")
+"""Registered by the composition root (`wiring.py`): the outbox knows none of them."""
 
 _STAGED = "sprintboard.staged_events"
 _DELIVERIES = "sprintboard.deliveries_written"
@@ -189,8 +200,8 @@ def _after_transaction_end(session: Session, transaction: SessionTransaction) ->
 
 
 def write_staged(session: Session) -> None:
-    """Write the staged events, their notifications, webhook deliveries and the sprint
-    history they make (`sprints/history.py`) (the commit hook).
+    """Write the staged events, their notifications, webhook deliveries and what the
+    `SUBSCRIBERS` make of them (the commit hook).
 
     Public so that a test can fail a commit right after the events were written.
     """
@@ -204,7 +215,9 @@ def write_staged(session: Session) -> None:
         row["seq"] = seq
     writer = _BulkWriter(session)
     deliveries = _deliveries(writer, rows, fan_out)
-    starts = sprint_history.record_starts(session, rows)
+    subscribed = [
+        made for subscriber in SUBSCRIBERS for made in subscriber(session, rows, writer.stamp)
+    ]
     writer.insert(
         [
             # (made as written: the payloads' JSON, megabytes for a sprint's completion, is
@@ -212,11 +225,7 @@ def write_staged(session: Session) -> None:
             ("events", _EVENT_COLUMNS, _Made(writer.event, rows)),
             ("notifications", _NOTIFICATION_COLUMNS, _notifications(writer, rows, fan_out)),
             ("webhook_deliveries", _DELIVERY_COLUMNS, deliveries),
-            (
-                "sprint_history",
-                sprint_history.COLUMNS,
-                sprint_history.rows_for(rows, starts, writer.stamp),
-            ),
+            *subscribed,
         ]
     )
     if deliveries:
@@ -384,7 +393,7 @@ class _BulkWriter:
             self.stamp(row["created_at"]),
         )
 
-    def insert(self, tables: list[tuple[str, tuple[str, ...], "Rows"]]) -> None:
+    def insert(self, tables: Sequence[tuple[str, tuple[str, ...], "Rows"]]) -> None:
         """Insert `(table, columns, rows)` in this order. On PostgreSQL, tables of few rows
         go in one statement (`WITH a AS (INSERT ...) INSERT ...`: one round trip), and those
         of many by `COPY`."""

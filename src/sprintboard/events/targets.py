@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 
+from sprintboard.http.framework import use_network_backend
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 LOOKUP_SECONDS = 2.0
@@ -179,12 +181,4 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
 
     def __init__(self, *, limits: httpx.Limits) -> None:
         super().__init__(trust_env=False, limits=limits)
-        # The pool httpx builds, the same but for the network backend (httpx has no
-        # parameter for it; httpcore has).
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_GuardedBackend(),
-        )
+        use_network_backend(self, _GuardedBackend(), limits=limits)

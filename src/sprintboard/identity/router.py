@@ -7,8 +7,9 @@ from pydantic import ValidationError
 from starlette.responses import RedirectResponse, Response
 
 from sprintboard.concurrency import IfMatch
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, json_body
+from sprintboard.credentials import count_failure
 from sprintboard.errors import InvalidRequest, Unauthenticated, error_response
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router, json_body
 from sprintboard.identity import passwords, resets, service, sessions
 from sprintboard.identity.schemas import (
     KeyCreate,
@@ -26,7 +27,6 @@ from sprintboard.identity.schemas import (
     key_json,
     user_json,
 )
-from sprintboard.models import ApiKey
 from sprintboard.responses import deleted, iso, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
@@ -36,7 +36,7 @@ router = api_router(tags=["identity"])
 @router.get("/me", response_model=One[Me])
 async def get_me(session: SessionDep, caller: CallerDep) -> Response:
     user = service.get_user(session, caller.user_id)
-    key = session.get(ApiKey, caller.key_id) if caller.key_id is not None else None
+    key = service.key_of(session, caller)
     return one({**user_json(user), "key": key_json(key) if key is not None else None})
 
 
@@ -294,7 +294,7 @@ async def open_session(request: Request, session: SessionDep) -> Response:
     except sessions.SignInFailed as failed:
         # Answered, not raised: the failure's record is this transaction's one change, and
         # is committed with the answer.
-        sessions.count_failure(request.scope)
+        count_failure(request.scope)
         if form:
             return RedirectResponse("/?signin=failed", status_code=303)
         error = failed.error
@@ -303,7 +303,7 @@ async def open_session(request: Request, session: SessionDep) -> Response:
         response: Response = RedirectResponse("/", status_code=303)
     else:
         user = service.get_user(session, caller.user_id)
-        key = session.get(ApiKey, caller.key_id) if caller.key_id is not None else None
+        key = service.key_of(session, caller)
         created = iso(opened.created_at)
         record = {
             "$id": opened.id,

@@ -167,6 +167,16 @@ def get_user(session: Session, user_id: str) -> User:
     return user
 
 
+def key_of(session: Session, caller: Caller) -> ApiKey | None:
+    """The key the caller signed in with (a browser session opened with one: its key), or
+    None for a person signed in with a password."""
+    if caller.key_id is None:
+        return None
+    key = session.get(ApiKey, caller.key_id)
+    assert key is not None  # (authentication just read it)
+    return key
+
+
 def update_user(
     session: Session,
     *,

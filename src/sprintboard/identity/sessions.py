@@ -19,7 +19,6 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Scope
 
 from sprintboard import audit
 from sprintboard.access import Caller
@@ -42,19 +41,6 @@ class SignInFailed(Exception):
     the answer rather than rolled back as an error's would be."""
 
     error = Unauthenticated("The email or password is not right.")
-
-
-_FAILED = "sprintboard.failed_sign_in"
-
-
-def count_failure(scope: Scope) -> None:
-    """Have the rate limiter count this request against the client address's budget of
-    failed authentications, whatever its status (the form's failure is a 303)."""
-    scope.setdefault("state", {})[_FAILED] = True
-
-
-def counts_as_failure(scope: Scope) -> bool:
-    return bool(scope.get("state", {}).get(_FAILED))
 
 
 def open_session(session: Session, *, secret: str) -> tuple[BrowserSession, str, Caller]:

@@ -4,8 +4,8 @@ from fastapi import Path, Request
 from starlette.responses import Response
 
 from sprintboard.access import Caller, Permission, access_invitation, access_workspace_id
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router, caller_of
 from sprintboard.errors import Unauthenticated
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router, caller_of
 from sprintboard.identity import sessions
 from sprintboard.identity.schemas import user_json
 from sprintboard.invitations import service

@@ -1,3 +1,4 @@
+from functools import partial
 from typing import Annotated
 
 from fastapi import Path
@@ -5,12 +6,13 @@ from starlette.responses import Response
 
 from sprintboard.access import (
     Permission,
+    WorkspaceAccess,
     access_project,
     access_project_for_delete,
     access_workspace_id,
 )
-from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.concurrency import etag, stamp_version
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router, guarded, permitted
 from sprintboard.models import Project
 from sprintboard.projects import service
 from sprintboard.projects.schemas import ProjectCreate, ProjectRead, ProjectUpdate, project_json
@@ -23,8 +25,27 @@ WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`
 ProjectId = Annotated[str, Path(alias="id", description="The project's `$id`.")]
 
 
+def _version(project: Project) -> tuple[str, int]:
+    return project.id, stamp_version(project.updated_at)
+
+
 def _tag(project: Project) -> dict[str, str]:
-    return {"ETag": etag(project.id, stamp_version(project.updated_at))}
+    return {"ETag": etag(*_version(project))}
+
+
+ManagedProject = Annotated[
+    Project,
+    guarded(access_project, ProjectId, permission=Permission.PROJECT_MANAGE, version=_version),
+]
+"""The project of the path, for PROJECT_MANAGE, as `If-Match` names it (404, 403, 412)."""
+ProjectToDelete = Annotated[
+    Project, guarded(access_project_for_delete, ProjectId, version=_version)
+]
+"""The same, with all it holds locked (`access_project_for_delete`, which checks the permission)."""
+AddingProjects = Annotated[
+    WorkspaceAccess,
+    permitted(partial(access_workspace_id, adding=True), WorkspaceId, Permission.PROJECT_MANAGE),
+]
 
 
 @router.get(
@@ -49,17 +70,15 @@ async def list_projects(
     responses=error_responses(400, 403, 404, 409),
 )
 async def create_project(
-    workspace_id: WorkspaceId, body: ProjectCreate, session: SessionDep, caller: CallerDep
+    access: AddingProjects, body: ProjectCreate, session: SessionDep
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id, adding=True)
-    access.require(Permission.PROJECT_MANAGE)
     project = service.create_project(
         session,
-        workspace_id=workspace_id,
+        workspace_id=access.workspace_id,
         name=body.name,
         key=body.key,
         description=body.description,
-        actor=caller,
+        actor=access.caller,
     )
     return one(project_json(project), status=201)
 
@@ -75,16 +94,7 @@ async def get_project(project_id: ProjectId, session: SessionDep, caller: Caller
     response_model=One[ProjectRead],
     responses=error_responses(400, 403, 404, 412),
 )
-async def update_project(
-    project_id: ProjectId,
-    body: ProjectUpdate,
-    session: SessionDep,
-    caller: CallerDep,
-    if_match: IfMatch = None,
-) -> Response:
-    project, access = access_project(session, caller, project_id)
-    access.require(Permission.PROJECT_MANAGE)
-    check_if_match(if_match, project.id, stamp_version(project.updated_at))
+async def update_project(project: ManagedProject, body: ProjectUpdate) -> Response:
     service.update_project(
         project, name=body.name, description=body.description, fields=body.model_fields_set
     )
@@ -97,10 +107,8 @@ async def update_project(
     responses=error_responses(403, 404, 412),
 )
 async def delete_project(
-    project_id: ProjectId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+    project: ProjectToDelete, session: SessionDep, caller: CallerDep
 ) -> Response:
     """Deletes the project with its sprints and work items."""
-    project, access = access_project_for_delete(session, caller, project_id)
-    check_if_match(if_match, project.id, stamp_version(project.updated_at))
-    service.delete_project(session, project, caller=access.caller)
+    service.delete_project(session, project, caller=caller)
     return deleted(project.id)

@@ -1,7 +1,6 @@
 """Projects: the containers of work items and sprints, each with a key (`WEB`) of its own."""
 
 import re
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -16,9 +15,9 @@ from sprintboard.models import Project, touched
 from sprintboard.sprints import history as sprint_history
 from sprintboard.sprints import store as sprint_store
 from sprintboard.sprints.schemas import sprint_json
-from sprintboard.sql import raw
 from sprintboard.workflows.service import add_built_in
-from sprintboard.workitems.reads import ITEM_RETURNING, event_form, item_from_row
+from sprintboard.workitems import store as item_store
+from sprintboard.workitems.reads import event_form
 from sprintboard.workitems.relations import delete_relations_of
 from sprintboard.workitems.service import detach_children
 
@@ -112,14 +111,12 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
     its sprints. Each item, sprint and relation of an item leaves a `task.deleted`,
     `sprint.deleted` or `relation.deleted` event, as when deleted one by one, so that feed
     readers and webhooks learn that it is gone."""
-    db = raw(session)
     # Children in other projects stay, without a parent, as when their parent is deleted.
     detach_children(
         session,
         workspace_id=project.workspace_id,
         actor_id=caller.user_id,
-        condition="parent_id IN (SELECT id FROM work_items WHERE project_id = :project_id)"
-        " AND project_id <> :project_id",
+        condition=item_store.CHILDREN_ELSEWHERE,
         project_id=project.id,
     )
     delete_relations_of(
@@ -129,11 +126,7 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
         condition="project_id = :project_id",
         project_id=project.id,
     )
-    rows = db.rows(
-        f"DELETE FROM work_items WHERE project_id = :project_id {ITEM_RETURNING[db.dialect]}",
-        {"project_id": project.id, "project_name": None, "project_key": None},
-    )
-    items = sorted((item_from_row(row) for row in rows), key=_key_number)
+    items = item_store.delete_project_items(session, project.id)
     sprints = sprint_store.of_project(session, project.id)
     gone = [("task.deleted", item["$id"], {"workItem": event_form(item)}) for item in items]
     gone += [("sprint.deleted", sprint.id, {"sprint": sprint_json(sprint)}) for sprint in sprints]
@@ -153,8 +146,3 @@ def delete_project(session: Session, project: Project, *, caller: Caller) -> Non
     sprint_history.forget(session, scope="project_id", record_id=project.id)
     _audit(session, "project.deleted", caller, project)
     session.delete(project)
-
-
-def _key_number(item: dict[str, Any]) -> int:
-    """`42` of `WEB-42`: deleted items are reported in the order they were created."""
-    return int(item["key"].rpartition("-")[2])

@@ -1,5 +1,6 @@
 """A sprint's history, the facts its report is computed from (`SprintHistory`), taken from the
-events a transaction writes, when it writes them (`events.service.write_staged`). Every change
+events a transaction writes, when it writes them: `record` is an outbox subscriber
+(`events.service.SUBSCRIBERS`, registered by `wiring.py`). Every change
 to a work item goes through an event, so every path that changes one (PATCH, bulk update, a
 completion's moves, deletes) is recorded here without knowing of it; but for the moves out of
 a sprint its completion makes: its report was frozen before them and is never read again.
@@ -17,14 +18,28 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from sprintboard.sql import raw
+from sprintboard.workitems.reads import SPRINT_ITEMS
 
 COLUMNS = ("sprint_id", "seq", "at", "work_item_id", "key", "kind", "points", "done")
 
-_SNAPSHOT = """
+_SNAPSHOT = f"""
 INSERT INTO sprint_history (sprint_id, seq, at, work_item_id, key, kind, points, done)
-SELECT sprint_id, :seq, :at, id, key, 'start', story_points, status_category = 'DONE'
-FROM work_items WHERE sprint_id = :sprint_id
+SELECT i.sprint_id, :seq, :at, i.id, i.key, 'start', i.story_points, i.done
+FROM ({SPRINT_ITEMS}) i
 """
+
+
+def record(
+    session: Session, events: list[dict[str, Any]], stamp: Callable[[Any], Any]
+) -> list[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]]:
+    """The outbox subscriber: the history rows of numbered `events`, to insert with them."""
+    starts = record_starts(session, events)
+    return [("sprint_history", COLUMNS, rows_for(events, starts, stamp))]
+
+
+def forget_workspace(session: Session, workspace_id: str) -> None:
+    """A workspace's delete hook (`workspaces.service.BEFORE_DELETE`): its sprints' history."""
+    forget(session, scope="workspace_id", record_id=workspace_id)
 
 
 def record_starts(session: Session, events: list[dict[str, Any]]) -> dict[str, int]:

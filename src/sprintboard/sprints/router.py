@@ -12,7 +12,7 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match
-from sprintboard.deps import CallerDep, SessionDep, api_router
+from sprintboard.http.deps import CallerDep, SessionDep, api_router
 from sprintboard.models import Sprint
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sprintboard.access import Caller, Permission, WorkspaceAccess
+from sprintboard.access import Caller, Permission, WorkspaceAccess, open_sprints
 from sprintboard.concurrency import etag
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, InvalidRequest
@@ -291,7 +291,7 @@ def reorder_sprints(
 def _check_move_target(session: Session, sprint: Sprint, target_id: str) -> None:
     """The sprint a completion moves unfinished items to: an open sprint of the project
     (`store.check_open_sprint`, locked for share as an item's sprint is), not this one."""
-    target = sprint_store.open_sprints(session, sprint.workspace_id, [target_id]).get(target_id)
+    target = open_sprints(session, sprint.workspace_id, [target_id]).get(target_id)
     if target_id == sprint.id:
         target = (sprint.project_id, "COMPLETED")  # (about to be)
     store.check_open_sprint(

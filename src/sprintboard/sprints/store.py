@@ -3,8 +3,8 @@ loads and locks one for a change (`access.access_sprint`, `access.access_sprints
 
 Sprints are few and change seldom, so they are ORM records (`models.Sprint`), changed in
 place by `sprints.service`; what is read with them (a sprint's figures, a list page) comes
-as labelled columns read by name. The sprints an item may move to are read in plain SQL
-(`open_sprints`): that read is on the hot path of every move of a work item.
+as labelled columns read by name. The sprints an item may move to are read by
+`access.open_sprints`, below both sprints and work items, which create and move into them.
 """
 
 from collections.abc import Sequence
@@ -14,10 +14,9 @@ from typing import Any, NamedTuple
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from sprintboard.access import for_change, row_lock
+from sprintboard.access import for_change
 from sprintboard.cursors import ListPage, Window
 from sprintboard.models import Project, Sprint, WorkItem, new_id
-from sprintboard.sql import raw
 
 
 class Figures(NamedTuple):
@@ -147,28 +146,3 @@ def of_project(session: Session, project_id: str) -> Sequence[Sprint]:
     return session.scalars(
         select(Sprint).where(Sprint.project_id == project_id).order_by(Sprint.position, Sprint.id)
     ).all()
-
-
-def open_sprints(
-    session: Session, workspace_id: str, sprint_ids: Sequence[str]
-) -> dict[str, tuple[str, str]]:
-    """The workspace's sprints among `sprint_ids`, `$id` → (project, status); on PostgreSQL
-    locked for share, in `$id` order: a completion under way is waited for, and then seen (and
-    the sprints stay open, and stay, while items move in; a delete meanwhile had failed the
-    move on its foreign key). `workitems.store.check_open_sprint` is the rule they meet."""
-    wanted = sorted(set(sprint_ids))
-    if not wanted:
-        return {}
-    db = raw(session)
-    among = "IN (SELECT value FROM json_each(:ids))" if db.codec.sqlite else "= ANY(:ids)"
-    share = row_lock(session, strength="SHARE")
-    rows, columns = db.fetch(
-        "SELECT id, project_id, status FROM sprints"
-        f" WHERE workspace_id = :workspace_id AND id {among} ORDER BY id{share}",
-        {
-            "workspace_id": workspace_id,
-            "ids": db.codec.json_param(wanted) if db.codec.sqlite else wanted,
-        },
-    )
-    sprint_id, project_and_status = columns.getter("id"), columns.getter("project_id", "status")
-    return {sprint_id(row): project_and_status(row) for row in rows}

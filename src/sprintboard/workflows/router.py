@@ -4,7 +4,7 @@ from fastapi import Path
 from starlette.responses import Response
 
 from sprintboard.access import Permission, access_project
-from sprintboard.deps import CallerDep, SessionDep, api_router
+from sprintboard.http.deps import CallerDep, SessionDep, api_router
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.workflows import service

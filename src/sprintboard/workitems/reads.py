@@ -964,3 +964,10 @@ def _item_by_ref(param: str, ref: str) -> str:
     parameter `param`: none, so nothing matches, if there is no such item."""
     column = "key" if is_work_item_key(ref) else "id"
     return f"SELECT id FROM work_items WHERE workspace_id = :workspace_id AND {column} = :{param}"
+
+
+SPRINT_ITEMS = (
+    "SELECT sprint_id, id, key, story_points, status_category = 'DONE' AS done"
+    " FROM work_items WHERE sprint_id = :sprint_id"
+)
+"""The items a sprint holds, with what its history keeps of each (`sprints/history.py`)."""

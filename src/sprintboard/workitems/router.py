@@ -13,9 +13,9 @@ from sprintboard.access import (
     access_workspace_id,
 )
 from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.errors import PayloadTooLarge
 from sprintboard.events.service import EVENT_TYPES
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw

@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from sprintboard.access import WorkspaceAccess, lock_clause, row_lock
+from sprintboard.access import WorkspaceAccess, lock_clause, open_sprints, row_lock
 from sprintboard.concurrency import etag
 from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
@@ -33,7 +33,6 @@ from sprintboard.models import (
     utcnow,
 )
 from sprintboard.responses import iso
-from sprintboard.sprints import store as sprint_store
 from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
 from sprintboard.workflows.service import Workflow, read_workflows
 from sprintboard.workitems import fields, hierarchy, reads, relations, store
@@ -613,7 +612,7 @@ def _bulk_move(
 ) -> list[dict[str, Any]]:
     """Board moves: every entry checked, then all applied in one `store.change_items`."""
     targets = [sprint_id for entry in entries for sprint_id in entry.moving_to]
-    sprints = sprint_store.open_sprints(session, access.workspace_id, targets)
+    sprints = open_sprints(session, access.workspace_id, targets)
     changes = []
     workflows: dict[str, Workflow] = {}
     for index, (item_id, entry) in enumerate(zip(ids, entries, strict=True)):
@@ -857,7 +856,7 @@ def check_sprint(
     locked for share; None for none."""
     if sprint_id is None:
         return None
-    sprints = sprint_store.open_sprints(session, workspace_id, [sprint_id])
+    sprints = open_sprints(session, workspace_id, [sprint_id])
     store.check_open_sprint(sprints.get(sprint_id), project_id)
     return sprint_id
 

@@ -1,5 +1,5 @@
 """Changing work items: the one place that locks items for a change (`lock_items`), checks the
-sprint an item moves to (`check_open_sprint`, on what `sprints.store.open_sprints` reads) and
+sprint an item moves to (`check_open_sprint`, on what `access.open_sprints` reads) and
 applies a change (`change_items`: the version, `$updatedAt`, the change's diff and its
 `task.updated` event, from which notifications, webhooks and sprint histories follow, see
 `events.service` and `sprints.history`; `move_sprint_items`, the same for all of a sprint's
@@ -229,3 +229,27 @@ def check_open_sprint(
     sprint_project, status = sprint
     if sprint_project != project_id or status == "COMPLETED":
         raise InvalidRequest(field, "invalid_value", f"{path}: {message}", **extra)
+
+
+CHILDREN_ELSEWHERE = (
+    "parent_id IN (SELECT id FROM work_items WHERE project_id = :project_id)"
+    " AND project_id <> :project_id"
+)
+"""(For `service.detach_children`.) The items of other projects whose parent is in the
+project `:project_id`."""
+
+
+def delete_project_items(session: Session, project_id: str) -> list[dict[str, Any]]:
+    """Deletes the project's items; answers them as they were, in the order they were created
+    (for their `task.deleted` events)."""
+    db = raw(session)
+    rows = db.rows(
+        f"DELETE FROM work_items WHERE project_id = :project_id {reads.ITEM_RETURNING[db.dialect]}",
+        {"project_id": project_id, "project_name": None, "project_key": None},
+    )
+    return sorted((reads.item_from_row(row) for row in rows), key=_key_number)
+
+
+def _key_number(item: dict[str, Any]) -> int:
+    """`42` of `WEB-42`."""
+    return int(item["key"].rpartition("-")[2])

@@ -1,11 +1,17 @@
+from functools import partial
 from typing import Annotated
 
 from fastapi import Path
 from starlette.responses import Response
 
-from sprintboard.access import Permission, access_workspace, access_workspace_id
-from sprintboard.concurrency import IfMatch, check_if_match, etag, stamp_version
-from sprintboard.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.access import (
+    Permission,
+    WorkspaceAccess,
+    access_workspace,
+    access_workspace_id,
+)
+from sprintboard.concurrency import IfMatch, etag, stamp_version
+from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router, guarded, permitted
 from sprintboard.models import Workspace
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
@@ -30,8 +36,33 @@ WorkspaceId = Annotated[str, Path(alias="id", description="The workspace's `$id`
 UserId = Annotated[str, Path(alias="userId")]
 
 
+def _version(workspace: Workspace) -> tuple[str, int]:
+    return workspace.id, stamp_version(workspace.updated_at)
+
+
 def _tag(workspace: Workspace) -> dict[str, str]:
-    return {"ETag": etag(workspace.id, stamp_version(workspace.updated_at))}
+    return {"ETag": etag(*_version(workspace))}
+
+
+_adding = partial(access_workspace_id, adding=True)
+
+ManagedWorkspace = Annotated[
+    Workspace,
+    guarded(
+        access_workspace, WorkspaceId, permission=Permission.WORKSPACE_MANAGE, version=_version
+    ),
+]
+"""The workspace of the path, for WORKSPACE_MANAGE, as `If-Match` names it (404, 403, 412)."""
+Managing = Annotated[
+    WorkspaceAccess, permitted(access_workspace_id, WorkspaceId, Permission.WORKSPACE_MANAGE)
+]
+AddingMembers = Annotated[
+    WorkspaceAccess, permitted(_adding, WorkspaceId, Permission.WORKSPACE_MANAGE)
+]
+AddingTypes = Annotated[WorkspaceAccess, permitted(_adding, WorkspaceId, Permission.PROJECT_MANAGE)]
+ManagingTypes = Annotated[
+    WorkspaceAccess, permitted(access_workspace_id, WorkspaceId, Permission.PROJECT_MANAGE)
+]
 
 
 @router.get("/workspaces", response_model=Many[WorkspaceRead], responses=error_responses(400))
@@ -72,16 +103,7 @@ async def get_workspace(
     response_model=One[WorkspaceRead],
     responses=error_responses(400, 403, 404, 412),
 )
-async def update_workspace(
-    workspace_id: WorkspaceId,
-    body: WorkspaceUpdate,
-    session: SessionDep,
-    caller: CallerDep,
-    if_match: IfMatch = None,
-) -> Response:
-    workspace, access = access_workspace(session, caller, workspace_id)
-    access.require(Permission.WORKSPACE_MANAGE)
-    check_if_match(if_match, workspace.id, stamp_version(workspace.updated_at))
+async def update_workspace(workspace: ManagedWorkspace, body: WorkspaceUpdate) -> Response:
     service.update_workspace(
         workspace, name=body.name, description=body.description, fields=body.model_fields_set
     )
@@ -94,12 +116,9 @@ async def update_workspace(
     responses=error_responses(403, 404, 412),
 )
 async def delete_workspace(
-    workspace_id: WorkspaceId, session: SessionDep, caller: CallerDep, if_match: IfMatch = None
+    workspace: ManagedWorkspace, session: SessionDep, caller: CallerDep
 ) -> Response:
     """Deletes the workspace and everything in it."""
-    workspace, access = access_workspace(session, caller, workspace_id)
-    access.require(Permission.WORKSPACE_MANAGE)
-    check_if_match(if_match, workspace.id, stamp_version(workspace.updated_at))
     service.delete_workspace(session, workspace, actor=caller)
     return deleted(workspace.id)
 
@@ -126,13 +145,13 @@ async def list_members(
     response_model=One[MemberRead],
     responses=error_responses(400, 403, 404, 409),
 )
-async def add_member(
-    workspace_id: WorkspaceId, body: MemberCreate, session: SessionDep, caller: CallerDep
-) -> Response:
-    access = access_workspace_id(session, caller, workspace_id, adding=True)
-    access.require(Permission.WORKSPACE_MANAGE)
+async def add_member(access: AddingMembers, body: MemberCreate, session: SessionDep) -> Response:
     member, user = service.add_member(
-        session, workspace_id=workspace_id, user_id=body.user_id, role=body.role, actor=caller
+        session,
+        workspace_id=access.workspace_id,
+        user_id=body.user_id,
+        role=body.role,
+        actor=access.caller,
     )
     return one(member_json(member, user), status=201)
 
@@ -143,21 +162,18 @@ async def add_member(
     responses=error_responses(400, 403, 404, 409, 412),
 )
 async def change_member_role(
-    workspace_id: WorkspaceId,
+    access: Managing,
     user_id: UserId,
     body: MemberUpdate,
     session: SessionDep,
-    caller: CallerDep,
     if_match: IfMatch = None,
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id)
-    access.require(Permission.WORKSPACE_MANAGE)
     member, user = service.change_member_role(
         session,
-        workspace_id=workspace_id,
+        workspace_id=access.workspace_id,
         user_id=user_id,
         role=body.role,
-        actor=caller,
+        actor=access.caller,
         if_match=if_match,
     )
     return one(member_json(member, user))
@@ -169,16 +185,14 @@ async def change_member_role(
     responses=error_responses(403, 404, 409, 412),
 )
 async def remove_member(
-    workspace_id: WorkspaceId,
-    user_id: UserId,
-    session: SessionDep,
-    caller: CallerDep,
-    if_match: IfMatch = None,
+    access: Managing, user_id: UserId, session: SessionDep, if_match: IfMatch = None
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id)
-    access.require(Permission.WORKSPACE_MANAGE)
     member = service.remove_member(
-        session, workspace_id=workspace_id, user_id=user_id, actor=caller, if_match=if_match
+        session,
+        workspace_id=access.workspace_id,
+        user_id=user_id,
+        actor=access.caller,
+        if_match=if_match,
     )
     return deleted(member.id)
 
@@ -206,10 +220,8 @@ async def list_work_item_types(
     responses=error_responses(400, 403, 404, 409),
 )
 async def create_work_item_type(
-    workspace_id: WorkspaceId, body: WorkItemTypeCreate, session: SessionDep, caller: CallerDep
+    access: AddingTypes, body: WorkItemTypeCreate, session: SessionDep
 ) -> Response:
-    access = access_workspace_id(session, caller, workspace_id, adding=True)
-    access.require(Permission.PROJECT_MANAGE)
     item_type = service.create_work_item_type(
         session, access=access, name=body.name, description=body.description
     )
@@ -222,13 +234,10 @@ async def create_work_item_type(
     responses=error_responses(403, 404, 409),
 )
 async def delete_work_item_type(
-    workspace_id: WorkspaceId,
+    access: ManagingTypes,
     name: Annotated[str, Path(description="The custom type's name.")],
     session: SessionDep,
-    caller: CallerDep,
 ) -> Response:
     """PROJECT_MANAGE. 409 `type_in_use` while an item has the type, `builtin_type` for TASK,
     BUG, STORY and EPIC; 404 for a type the workspace does not have."""
-    access = access_workspace_id(session, caller, workspace_id)
-    access.require(Permission.PROJECT_MANAGE)
     return deleted(service.delete_work_item_type(session, access=access, name=name))

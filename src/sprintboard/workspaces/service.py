@@ -1,5 +1,7 @@
 """Workspaces, their members and their custom work item types."""
 
+from collections.abc import Callable
+
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -17,6 +19,7 @@ from sprintboard.access import (
 from sprintboard.concurrency import check_if_match, stamp_version
 from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import Conflict, InvalidRequest, NotFound
+from sprintboard.hooks import Hooks
 from sprintboard.models import (
     User,
     WorkItem,
@@ -25,7 +28,6 @@ from sprintboard.models import (
     WorkspaceMember,
     touched,
 )
-from sprintboard.sprints import history as sprint_history
 
 BUILTIN_TYPES = ("TASK", "BUG", "STORY", "EPIC")
 
@@ -71,12 +73,18 @@ def update_workspace(
     return workspace
 
 
+BEFORE_DELETE: Hooks[Callable[[Session, str], None]] = Hooks("before a workspace's delete")
+"""Called with the workspace's id once all it holds is locked, before it goes: for rows that
+keep no foreign key to it (sprint history). Registered by the composition root (`wiring.py`)."""
+
+
 def delete_workspace(session: Session, workspace: Workspace, *, actor: Caller) -> None:
     """Deletes the workspace and, through foreign keys, everything in it (all it holds
     locked first, `access.lock_for_delete`); its audit entries stay."""
     _audit_workspace(session, "workspace.deleted", actor, workspace)
     lock_for_delete(session, Workspace, workspace.id)
-    sprint_history.forget(session, scope="workspace_id", record_id=workspace.id)
+    for hook in BEFORE_DELETE:
+        hook(session, workspace.id)
     session.delete(workspace)
 
 

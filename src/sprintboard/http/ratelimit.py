@@ -38,12 +38,11 @@ from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.config import Settings
-from sprintboard.credentials import bearer_secret, hash_secret, well_formed
+from sprintboard.credentials import bearer_secret, counts_as_failure, hash_secret, well_formed
 from sprintboard.db import Database
 from sprintboard.errors import RateLimited, error_response
-from sprintboard.framework import route_path
-from sprintboard.identity import sessions
-from sprintboard.identity.service import usable_key
+from sprintboard.http.authentication import Authentication
+from sprintboard.http.framework import route_path
 
 logger = logging.getLogger("sprintboard.ratelimit")
 
@@ -188,8 +187,9 @@ class KeyOwners:
 
     MAX_REMEMBERED = 100_000
 
-    def __init__(self) -> None:
+    def __init__(self, authentication: Authentication) -> None:
         self._owners: dict[str, str] = {}
+        self.authentication = authentication
 
     async def owner(self, scope: Scope, secret: str) -> str | None:
         if not well_formed(secret):
@@ -198,7 +198,7 @@ class KeyOwners:
         owner = self._owners.get(digest)
         if owner is None:
             database: Database = scope["app"].state.database
-            usable = await database.call(_usable_key, database, digest)
+            usable = await database.call(_usable_key, database, digest, self.authentication)
             if usable is None:
                 return None
             if len(self._owners) >= self.MAX_REMEMBERED:
@@ -209,13 +209,15 @@ class KeyOwners:
     async def session_owner(self, scope: Scope, token: str) -> str | None:
         """The user a browser session (its cookie's token) acts for: sessions draw on their
         user's budget as keys do."""
-        if not sessions.well_formed(token):
+        if not self.authentication.well_formed_session(token):
             return None
         digest = "session:" + hash_secret(token)
         owner = self._owners.get(digest)
         if owner is None:
             database: Database = scope["app"].state.database
-            owner = await database.call(_session_owner, database, digest.removeprefix("session:"))
+            owner = await database.call(
+                _session_owner, database, digest.removeprefix("session:"), self.authentication
+            )
             if owner is None:
                 return None
             if len(self._owners) >= self.MAX_REMEMBERED:
@@ -230,30 +232,35 @@ class KeyOwners:
         self._owners.pop("session:" + hash_secret(token), None)
 
 
-def _usable_key(database: Database, digest: str) -> tuple[str, str] | None:
+def _usable_key(
+    database: Database, digest: str, authentication: Authentication
+) -> tuple[str, str] | None:
     with database.session(write=False) as session:
-        return usable_key(session, digest)
+        return authentication.key_owner(session, digest)
 
 
-def _session_owner(database: Database, token_hash: str) -> str | None:
+def _session_owner(
+    database: Database, token_hash: str, authentication: Authentication
+) -> str | None:
     with database.session(write=False) as session:
-        return sessions.session_owner(session, token_hash)
+        return authentication.session_owner(session, token_hash)
 
 
-def _session_token(scope: Scope) -> str | None:
+def _session_token(scope: Scope, cookie: str) -> str | None:
     """The browser session's token (`sb_session`) of a request without `Authorization`."""
     for name, value in scope["headers"]:
         if name == b"cookie":
-            return cookie_parser(value.decode("latin-1")).get(sessions.COOKIE) or None
+            return cookie_parser(value.decode("latin-1")).get(cookie) or None
     return None
 
 
 class RateLimitMiddleware:
-    def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, *, settings: Settings, authentication: Authentication) -> None:
         self.app = app
         storage = make_storage(settings)
         outage = Outage()
-        self.owners = KeyOwners()
+        self.cookie = authentication.cookie
+        self.owners = KeyOwners(authentication)
         self.users = Budget(parse(settings.rate_limit), storage, "user", outage)
         self.failures = Budget(parse(settings.auth_failure_limit), storage, "authfail", outage)
 
@@ -274,7 +281,11 @@ class RateLimitMiddleware:
             await self.app(scope, receive, _with_headers(send, self.failures.peek(address), scope))
             return
         secret = bearer_secret(scope["headers"])
-        token = _session_token(scope) if secret is None and not _has_authorization(scope) else None
+        token = (
+            _session_token(scope, self.cookie)
+            if secret is None and not _has_authorization(scope)
+            else None
+        )
         if secret is not None:
             owner = await self.owners.owner(scope, secret)
         elif token is not None:
@@ -303,7 +314,7 @@ class RateLimitMiddleware:
             nonlocal refused
             if message["type"] == "http.response.start":
                 headers = shown_headers
-                if message["status"] == 401 or sessions.counts_as_failure(scope):
+                if message["status"] == 401 or counts_as_failure(scope):
                     # A failed authentication counts against the address, and its answer
                     # shows that budget (not the budget of a key that does not authenticate);
                     # past it, a request that sent a key gets the 429 instead.

@@ -23,14 +23,14 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sprintboard import audit
-from sprintboard.access import Caller
-from sprintboard.concurrency import IfMatch
+from sprintboard.access import Caller, Permission, WorkspaceAccess
+from sprintboard.concurrency import IfMatch, check_if_match
 from sprintboard.credentials import bearer_secret
 from sprintboard.db import Database, must_run_again
 from sprintboard.errors import InvalidRequest, Unauthenticated
-from sprintboard.idempotency import forget_saved_response, save_response
-from sprintboard.identity import sessions
-from sprintboard.identity.service import authenticate
+from sprintboard.http import framework
+from sprintboard.http.authentication import authentication_of
+from sprintboard.http.idempotency import forget_saved_response, save_response
 from sprintboard.schemas import PageQuery, QueryModel
 
 API_PREFIX = "/api/v1"
@@ -61,16 +61,16 @@ class TransactionalRoute(APIRoute):
     the endpoint, skipping FastAPI's request handler; FastAPI still documents them.
 
     Once its body is in, a request waits on nothing but the database: handlers and their
-    dependencies are `async` but never suspend (`_completed` refuses one that does, so a test
-    on either database finds it). So each request runs as one synchronous call: in the event
-    loop on SQLite (a few microseconds a statement, one writer anyway), in a thread on
+    dependencies are `async` but never suspend (`framework.completed` refuses one that does,
+    so a test on either database finds it). So each request runs as one synchronous call: in
+    the event loop on SQLite (a few microseconds a statement, one writer anyway), in a thread on
     PostgreSQL (`REQUEST_THREADS` at a time), where a round trip costs a hundred microseconds
     or more and the loop meanwhile serves other requests.
     """
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         filled = _filled_parameters(endpoint)
-        self.needs_caller = any(f.source is caller_of for f in filled.values())
+        self.needs_caller = any(f.authenticates for f in filled.values())
         self.direct_endpoint: Callable[..., Any] | None = None
         self.direct_parameters: dict[str, _Late] = {}
         if filled:
@@ -85,7 +85,7 @@ class TransactionalRoute(APIRoute):
                 kwargs["openapi_extra"] = {**extra, "parameters": parameters}
         super().__init__(path, endpoint, **kwargs)
         self.query_names = frozenset(
-            [p.alias for p in self.dependant.query_params]
+            framework.query_parameter_names(self)
             + [d["name"] for f in filled.values() for d in f.documented if d["in"] == "query"]
         )
         """Every query parameter the route takes: any other is refused (`_refuse_unknown_query`)."""
@@ -93,7 +93,7 @@ class TransactionalRoute(APIRoute):
             # Nothing for FastAPI to solve, so none of its per-request set-up either (the
             # exit stacks of dependencies with `yield`, a second exception-handling layer:
             # the application's one handles what the endpoint raises).
-            self.app = _asgi_app(self.get_route_handler())
+            framework.serve_route_with(self, _asgi_app(self.get_route_handler()))
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         needs_caller = self.needs_caller
@@ -114,7 +114,7 @@ class TransactionalRoute(APIRoute):
                 if request.scope["query_string"]:
                     _refuse_unknown_query(request, route.query_names)
                 _refuse_non_json_numbers(body)
-                return _committed(request, _completed(handler(request)))
+                return _committed(request, framework.completed(handler(request)))
             except BaseException:
                 _rolled_back(request)
                 raise
@@ -182,17 +182,6 @@ def _not_a_json_number(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
-def _completed(coroutine: Coroutine[Any, Any, Response]) -> Response:
-    """The result of a coroutine that finishes without suspending."""
-    try:
-        coroutine.send(None)
-    except StopIteration as finished:
-        response: Response = finished.value
-        return response
-    coroutine.close()
-    raise RuntimeError("a request handler waited on something besides the database")
-
-
 def _committed(request: Request, response: Response) -> Response:
     session: Session | None = _state(request).get("session")
     if session is not None:
@@ -241,7 +230,7 @@ _Late = Callable[[Request], Coroutine[Any, Any, Any]]
 
 
 def _late_parameters(
-    endpoint: Callable[..., Any], *, exclude: dict[str, "_Filled"]
+    endpoint: Callable[..., Any], *, exclude: dict[str, "Filled"]
 ) -> dict[str, _Late] | None:
     """Fillers for the parameters that are neither filled here nor the `request`: a required
     JSON body model and an `If-Match` header; None if there is any other kind.
@@ -322,32 +311,37 @@ async def _if_match(request: Request) -> str | None:
 
 
 @dataclass(frozen=True)
-class _Filled:
-    """How `TransactionalRoute` fills one endpoint parameter, and how it is documented."""
+class Filled:
+    """How `TransactionalRoute` fills one endpoint parameter, and how it is documented: for
+    `Annotated[T, Filled(...)]` aliases (`guarded`) as for `SessionDep` and the others."""
 
     source: Callable[[Request], Any]
     documented: list[dict[str, Any]]
+    authenticates: bool = False
+    """It needs the caller: the route then authenticates before anything else."""
 
 
-def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, _Filled]:
+def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, Filled]:
     hints = get_type_hints(endpoint, include_extras=True)
-    filled: dict[str, _Filled] = {}
+    filled: dict[str, Filled] = {}
     for name in inspect.signature(endpoint).parameters:
         hint = hints.get(name)
         if hint == SessionDep:
-            filled[name] = _Filled(session_of, [])
+            filled[name] = Filled(session_of, [])
         elif hint == CallerDep:
-            filled[name] = _Filled(caller_of, [])
+            filled[name] = Filled(caller_of, [], authenticates=True)
         elif isinstance(hint, type) and issubclass(hint, QueryModel):
-            filled[name] = _Filled(_query_of(hint), hint.openapi_parameters())
+            filled[name] = Filled(_query_of(hint), hint.openapi_parameters())
         elif hint == PageDep:
-            filled[name] = _Filled(_query_of(PageQuery), PageQuery.openapi_parameters())
+            filled[name] = Filled(_query_of(PageQuery), PageQuery.openapi_parameters())
         elif (path_parameter := _path_parameter(name, hint)) is not None:
             filled[name] = path_parameter
+        elif get_origin(hint) is Annotated and isinstance(get_args(hint)[-1], Filled):
+            filled[name] = get_args(hint)[-1]
     return filled
 
 
-def _path_parameter(name: str, hint: Any) -> _Filled | None:
+def _path_parameter(name: str, hint: Any) -> Filled | None:
     """A plain string path parameter: `Annotated[str, Path(...)]` without constraints."""
     if get_origin(hint) is not Annotated:
         return None
@@ -360,7 +354,7 @@ def _path_parameter(name: str, hint: Any) -> _Filled | None:
     documented: dict[str, Any] = {"name": alias, "in": "path", "required": True}
     if info.description:
         documented["description"] = schema["description"] = info.description
-    return _Filled(lambda request: request.path_params[alias], [{**documented, "schema": schema}])
+    return Filled(lambda request: request.path_params[alias], [{**documented, "schema": schema}])
 
 
 def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
@@ -382,7 +376,7 @@ def _query_of(model: type[QueryModel]) -> Callable[[Request], QueryModel]:
     return query_of
 
 
-def _with_filled(endpoint: Callable[..., Any], filled: dict[str, _Filled]) -> Callable[..., Any]:
+def _with_filled(endpoint: Callable[..., Any], filled: dict[str, Filled]) -> Callable[..., Any]:
     """`endpoint` with its filled parameters replaced by the `Request` they come from."""
     signature = inspect.signature(endpoint)
     takes_request = "request" in signature.parameters
@@ -454,17 +448,18 @@ def caller_of(request: Request) -> Caller:
     state = _state(request)
     caller: Caller | None = state.get("caller")
     if caller is None:
+        authentication = authentication_of(request)
         authorization = request.headers.get("authorization")
-        token = request.cookies.get(sessions.COOKIE) if authorization is None else None
+        token = request.cookies.get(authentication.cookie) if authorization is None else None
         if token:
             if request.method not in READ_METHODS:
-                sessions.check_origin(request, required=True)
-            caller = state["caller"] = sessions.authenticate_session(session_of(request), token)
+                authentication.check_origin(request)
+            caller = state["caller"] = authentication.by_session(session_of(request), token)
             return caller
         secret = bearer_secret(request.scope["headers"])
         if secret is None:
             raise Unauthenticated()
-        caller = state["caller"] = authenticate(session_of(request), secret)
+        caller = state["caller"] = authentication.by_key(session_of(request), secret)
     return caller
 
 
@@ -472,12 +467,13 @@ def authenticator_of(request: Request) -> Callable[[Session], Caller]:
     """How to authenticate the request's caller again later, with the credential it came
     with (a long-lived response, such as an event stream, checks it is still good)."""
     caller = caller_of(request)
+    authentication = authentication_of(request)
     authorization = request.headers.get("authorization")
     if caller.session_id is not None and authorization is None:
-        token = request.cookies[sessions.COOKIE]
-        return lambda session: sessions.authenticate_session(session, token)
+        token = request.cookies[authentication.cookie]
+        return lambda session: authentication.by_session(session, token)
     secret = bearer_secret(request.scope["headers"]) or ""
-    return lambda session: authenticate(session, secret)
+    return lambda session: authentication.by_key(session, secret)
 
 
 async def _session_dependency(request: Request) -> Session:
@@ -510,3 +506,68 @@ async def _page_dependency(request: Request) -> QueryModel:
 
 PageDep = Annotated[PageQuery, Depends(_page_dependency)]
 """`limit` and `offset`, validated as a `PageQuery`."""
+
+
+RecordT = TypeVar("RecordT")
+
+_IF_MATCH_DESCRIPTION: str = get_args(IfMatch)[1].description
+IF_MATCH_DOCUMENTED: dict[str, Any] = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": _IF_MATCH_DESCRIPTION,
+    "schema": {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": _IF_MATCH_DESCRIPTION,
+        "title": "If-Match",
+    },
+}
+"""The `If-Match` header as FastAPI documents an `IfMatch` parameter."""
+
+
+def guarded(
+    lookup: Callable[[Session, Caller, str], tuple[RecordT, WorkspaceAccess]],
+    path: Any,
+    *,
+    permission: Permission | None = None,
+    version: Callable[[RecordT], tuple[str, int]] | None = None,
+) -> Filled:
+    """For an alias, `Annotated[Record, guarded(...)]`: the record a route acts on, as
+    `lookup` finds it for the caller by the path parameter `path` (an `Annotated[str,
+    Path(...)]`; 404 if missing or not the caller's); then 403 without `permission`; then,
+    given the record's `version` (`$id`, version), 412 unless `If-Match` names its ETag.
+    Filled by `TransactionalRoute` itself, as `SessionDep` is: a FastAPI dependency would
+    cost every request microseconds of dependency solving, and the direct path.
+    """
+    key = _path_parameter("id", path)
+    if key is None:
+        raise TypeError(f"{path}: not a plain string path parameter")
+
+    def source(request: Request) -> RecordT:
+        record, access = lookup(session_of(request), caller_of(request), key.source(request))
+        if permission is not None:
+            access.require(permission)
+        if version is not None:
+            check_if_match(request.headers.get("if-match"), *version(record))
+        return record
+
+    documented = [IF_MATCH_DOCUMENTED] if version is not None else []
+    return Filled(source, [*documented, *key.documented], authenticates=True)
+
+
+def permitted(
+    lookup: Callable[[Session, Caller, str], WorkspaceAccess], path: Any, permission: Permission
+) -> Filled:
+    """For an alias, `Annotated[WorkspaceAccess, permitted(...)]`: the caller's access to the
+    workspace of the path parameter `path`, as `lookup` finds it (404 if not theirs), with
+    `permission` (else 403). Filled by `TransactionalRoute` itself (see `guarded`)."""
+    key = _path_parameter("id", path)
+    if key is None:
+        raise TypeError(f"{path}: not a plain string path parameter")
+
+    def source(request: Request) -> WorkspaceAccess:
+        access = lookup(session_of(request), caller_of(request), key.source(request))
+        access.require(permission)
+        return access
+
+    return Filled(source, key.documented, authenticates=True)

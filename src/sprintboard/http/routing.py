@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sprintboard.framework import route_path, with_exit_stack
+from sprintboard.http.framework import route_path, with_exit_stack
 
 
 def _literal_part(route: BaseRoute) -> str | None:
@@ -40,7 +40,8 @@ def fixed_routes(routes: Sequence[BaseRoute], path: str) -> list[Route]:
 
 
 class RouteIndex:
-    """Installed as the router's `middleware_stack`: the router's own ASGI entry point.
+    """Installed as the router's own ASGI entry point (`framework.use_router_entry`), in front
+    of the one Starlette built (`fallback`).
 
     It also gives FastAPI's request handler the exit stack it expects in the scope (which
     FastAPI's middleware stack would make for every request): to every route but those that
@@ -48,9 +49,9 @@ class RouteIndex:
     itself serves (including routes added after the index was built).
     """
 
-    def __init__(self, router: APIRouter) -> None:
+    def __init__(self, router: APIRouter, fallback: ASGIApp) -> None:
         self.router = router
-        self.fallback: ASGIApp = router.middleware_stack
+        self.fallback = fallback
         self.by_depth: dict[int, list[tuple[str, BaseRoute]]] = {}
         self.fixed: dict[str, list[Route]] = {}
         self.direct = frozenset(  # (by id: routes compare by value and do not hash)

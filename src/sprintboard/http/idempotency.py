@@ -27,6 +27,7 @@ import hashlib
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -42,7 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sprintboard.credentials import bearer_secret, hash_secret
 from sprintboard.db import Database
 from sprintboard.errors import Conflict, InvalidRequest, error_response
-from sprintboard.identity.service import usable_key
+from sprintboard.http.authentication import Authentication
 from sprintboard.models import IdempotentRequest, utcnow
 
 logger = logging.getLogger("sprintboard.idempotency")
@@ -101,8 +102,9 @@ def forget_saved_response(request: Request) -> None:
 
 
 class IdempotencyMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, authentication: Authentication) -> None:
         self.app = app
+        self.key_owner = authentication.key_owner
         self._purged_at = 0.0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -124,7 +126,7 @@ class IdempotencyMiddleware:
             )
             return
         database: Database = scope["app"].state.database
-        api_key_id = await database.call(_api_key_id, database, hash_secret(secret))
+        api_key_id = await database.call(_api_key_id, database, hash_secret(secret), self.key_owner)
         if api_key_id is None:
             await self.app(scope, receive, send)
             return
@@ -326,11 +328,13 @@ def _kept_headers(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
     }
 
 
-def _api_key_id(database: Database, secret_hash: str) -> str | None:
-    """The key's id if it may be used (see `usable_key`); the route then answers 401 to
-    anything else, a repeat included."""
+def _api_key_id(
+    database: Database, secret_hash: str, key_owner: Callable[[Session, str], Any]
+) -> str | None:
+    """The key's id if it may be used (`Authentication.key_owner`); the route then answers
+    401 to anything else, a repeat included."""
     with database.session(write=False) as session:
-        usable = usable_key(session, secret_hash)
+        usable = key_owner(session, secret_hash)
     return usable[0] if usable is not None else None
 
 
