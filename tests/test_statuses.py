@@ -61,7 +61,7 @@ def test_a_status_of_a_teams_own_is_added_named_and_placed(admin: Api) -> None:
     last = add_status(board, "WONT_DO", "DONE", label="Won't do")
     assert (last["label"], last["position"]) == ("Won't do", 6)
     path = f"/projects/{board.project_id}/statuses/READY_FOR_QA"
-    moved = admin.ok("PATCH", path, {"label": "Ready for QA", "position": 0})
+    moved = admin.ok("PATCH", path, {"label": "Ready for QA", "position": 0.0})
     assert (moved["label"], moved["position"]) == ("Ready for QA", 0)
     assert statuses(board)[0]["name"] == "READY_FOR_QA"
     for field, value in (("name", "QA"), ("category", "DONE")):

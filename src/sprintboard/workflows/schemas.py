@@ -1,6 +1,6 @@
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from sprintboard.schemas import QueryModel, RequestModel, at_most
@@ -17,7 +17,15 @@ StatusName = Annotated[
     at_most(32),
 ]
 Label = Annotated[str, Field(min_length=1, max_length=64), at_most(64)]
-Place = Annotated[int, Field(ge=0, le=1_000, description="0 is first.")]
+
+
+def _whole(value: Any) -> Any:
+    """A JSON number with no fraction (`3.0`) is an integer, as JSON Schema says; strict
+    models would refuse it as a float."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Place = Annotated[int, BeforeValidator(_whole), Field(ge=0, le=1_000, description="0 is first.")]
 
 
 class StatusCreate(RequestModel):
