@@ -97,9 +97,7 @@ def test_a_generated_client_runs_a_sprint(
             client=client, body=models.TaskCreate(name=f"Task {n}", story_points=points, **board)
         ).data
         assert created.key == f"GEN-{n + 1}"
-    update_task.sync(
-        "GEN-2", client=client, body=models.TaskUpdate(status=models.TaskUpdateStatus.DONE)
-    )
+    update_task.sync("GEN-2", client=client, body=models.TaskUpdate(status="DONE"))
 
     seen: list[str] = []
     cursor = None

@@ -25,7 +25,9 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-Place = Annotated[int, BeforeValidator(_whole), Field(ge=0, le=1_000, description="0 is first.")]
+Place = Annotated[int, Field(ge=0, le=1_000, description="0 is first."), BeforeValidator(_whole)]
+"""(The bounds before the validator: after it, Pydantic writes them into the document as
+unknown keywords, `ge` and `le`, instead of `minimum` and `maximum`.)"""
 
 
 class StatusCreate(RequestModel):
