@@ -53,6 +53,17 @@ def test_a_custom_status_is_a_column_that_takes_a_dragged_card(page: Page, board
     assert board.item(key)["status"] == "READY_FOR_QA"
 
 
+def test_an_item_moved_elsewhere_to_a_new_status_brings_its_column(
+    page: Page, board: Board
+) -> None:
+    key = board.items["Design the schema"]["key"]
+    open_signed_in(page, admin_key_of(board), board_path(board))
+    expect(card(page, key)).to_be_visible()
+    add_status(board, **QA)
+    board.api.patch(f"/tasks/{key}", json={"status": "READY_FOR_QA"}).raise_for_status()
+    expect(column(page, "READY_FOR_QA").locator(f'[data-key="{key}"]')).to_be_visible()
+
+
 def test_a_backlog_status_has_a_column_only_while_a_sprint_item_holds_it(
     page: Page, board: Board
 ) -> None:

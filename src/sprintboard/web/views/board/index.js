@@ -7,7 +7,7 @@
 import * as api from "../../api.js";
 import { fill, h } from "../../lib/dom.js";
 import { itemPages, loadProjectContext } from "../../lib/project.js";
-import { mayMove } from "../../lib/statuses.js";
+import { loadWorkflow, mayMove } from "../../lib/statuses.js";
 import { CARD_HEIGHT } from "../../lib/windowing.js";
 import { store } from "../../store.js";
 import * as columnsPart from "./column.js";
@@ -18,19 +18,18 @@ import * as keysPart from "./keys.js";
 
 export async function mount(root, { projectId, setNav, openItem }) {
   const { project, members, workflow } = await loadProjectContext(projectId, setNav);
-  const categories = new Map(workflow.statuses.map((s) => [s.name, s.category]));
   const board = {
     project,
     /** The project's statuses (in position order) and transition rules (`null`: none). */
     workflow,
-    categoryOf: (status) => categories.get(status),
+    categoryOf: (status) => board.workflow.statuses.find((s) => s.name === status)?.category,
     /** The statuses with a column: a BACKLOG one only while an item of the sprint holds it. */
     columns: () => {
       const held = new Set(board.items().map((item) => item.status));
-      return workflow.statuses.filter((s) => s.category !== "BACKLOG" || held.has(s.name));
+      return board.workflow.statuses.filter((s) => s.category !== "BACKLOG" || held.has(s.name));
     },
     /** Whether a card in `from` may move to `to` (the transition rules, if set). */
-    mayMove: (from, to) => mayMove(workflow.transitions, from, to),
+    mayMove: (from, to) => mayMove(board.workflow.transitions, from, to),
     sprint: [...store.sprints.values()].find((s) => s.status === "ACTIVE") || null,
     filters: filtersPart.noFilters(),
     // Swimlanes: "" (none), "epic" (by parent) or "assignee" (by first assignee).
@@ -90,8 +89,22 @@ export async function mount(root, { projectId, setNav, openItem }) {
     } else if (change.kind === "items") {
       headerView.render();
       columnsView.render();
+      // A status the board does not know was added since it read them: read them again.
+      if (board.items().some((item) => !board.categoryOf(item.status))) reloadWorkflow();
     }
   });
+
+  // The stream says nothing of statuses: they are read again when the page comes back into
+  // view (after a change in the settings, say) and when an item takes an unknown one.
+  let reading = null;
+  function reloadWorkflow() {
+    reading ||= loadWorkflow(project.$id).then((read) => {
+      board.workflow = read;
+      columnsView.render();
+    }, () => {}).finally(() => { reading = null; });
+  }
+  const onVisible = () => { if (document.visibilityState === "visible") reloadWorkflow(); };
+  document.addEventListener("visibilitychange", onVisible);
 
   renderAll();
   root.append(h("p", { id: "card-help", class: "sr-only" },
@@ -102,6 +115,7 @@ export async function mount(root, { projectId, setNav, openItem }) {
   requestAnimationFrame(() => setTimeout(() => performance.mark("board:interactive")));
   return () => {
     unsubscribe();
+    document.removeEventListener("visibilitychange", onVisible);
     filtersView.unmount();
     columnsView.unmount();
     unmountDrag();
