@@ -10,6 +10,7 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.browser.conftest import Board, open_signed_in
 from tests.browser.test_board import board_path, card, column
+from tests.browser.test_reports_and_a11y import serious_violations
 
 QA = {"name": "READY_FOR_QA", "category": "IN_PROGRESS", "label": "Ready for QA"}
 
@@ -113,6 +114,7 @@ def test_the_settings_page_adds_a_status_and_sets_rules(page: Page, board: Board
     open_signed_in(page, admin_key_of(board), board_path(board))
     page.get_by_role("link", name="Settings").click()
     expect(page.get_by_role("heading", name="Statuses")).to_be_visible()
+    assert serious_violations(page) == []
     form = page.get_by_role("form", name="Add a status")
     form.get_by_label("Name").fill("READY_FOR_QA")
     form.get_by_label("Category").select_option("IN_PROGRESS")

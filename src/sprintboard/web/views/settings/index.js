@@ -16,12 +16,13 @@ export async function mount(root, { projectId, setNav }) {
   fill(root, h("div", { class: "settings" }, h("h1", {}, `${project.name} settings`), statuses, rules));
 
   /**
-   * Run `change()` (a request), then read the workflow again and draw it; a refusal is said
-   * and nothing is drawn again. Answers whether the change was taken.
+   * Run `change()` (requests), then read the workflow again and draw it, saying `done`; a
+   * refusal is said and nothing is drawn again, and a change that answers `false` was not
+   * made (it asked something first). Answers whether the change was made.
    */
   async function apply(change, done) {
     try {
-      await change();
+      if ((await change()) === false) return false;
     } catch (error) {
       say(api.describe(error), { error: true });
       return false;

@@ -37,16 +37,18 @@ export function render(section, { project, workflow, apply }) {
           onclick: () => remove(status) }, "Delete")));
   });
 
-  /** Delete `status`; while items hold it, ask where they go and delete again. */
-  async function remove(status) {
-    try {
-      await api.del(path(status));
-    } catch (error) {
-      if (error.reason === "status_in_use") askWhere(status);
-      else apply(() => Promise.reject(error));
-      return;
-    }
-    apply(() => Promise.resolve(), `${status.label} deleted`);
+  /** Delete `status`; while items hold it, ask where they go (and delete it then). */
+  function remove(status) {
+    apply(async () => {
+      try {
+        await api.del(path(status));
+      } catch (error) {
+        if (error.reason !== "status_in_use") throw error;
+        askWhere(status);
+        return false;
+      }
+      return true;
+    }, `${status.label} deleted`);
   }
 
   function askWhere(status) {
