@@ -7,7 +7,6 @@ import { fill, h, link, say } from "./lib/dom.js";
 import { loadMeta } from "./lib/enums.js";
 import { busy, showShortcuts } from "./lib/keyboard.js";
 import { prefetchProject } from "./lib/project.js";
-import { prefetchWorkflow } from "./lib/statuses.js";
 import { store } from "./store.js";
 import * as accountView from "./views/account.js";
 import * as backlogView from "./views/backlog/index.js";
@@ -179,13 +178,11 @@ async function start() {
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;
-  // A project's page reads the project and its sprints first: ask for them beside /me.
+  // Every page reads the descriptors, a project's page the project, its sprints and its
+  // statuses first: ask for them beside /me.
   api.prefetch("/meta/work-items");
   const project = location.pathname.match(/^\/projects\/([^/]+)\/(board|backlog|settings)\/?$/);
-  if (project) {
-    prefetchProject(decodeURIComponent(project[1]), { board: project[2] === "board" });
-    prefetchWorkflow(decodeURIComponent(project[1]));
-  }
+  if (project) prefetchProject(decodeURIComponent(project[1]), { board: project[2] === "board" });
   try {
     await loadMe();
   } catch (error) {

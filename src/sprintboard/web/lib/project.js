@@ -4,7 +4,7 @@
 import * as api from "../api.js";
 import { store } from "../store.js";
 import { say } from "./dom.js";
-import { loadWorkflow } from "./statuses.js";
+import { loadWorkflow, prefetchWorkflow } from "./statuses.js";
 
 /** What the board reads of a sprint's items: the query of each page. */
 export function itemPages(project, sprint) {
@@ -14,10 +14,11 @@ export function itemPages(project, sprint) {
 }
 
 /**
- * A project's first reads, asked for while the page is still signing in: the project and its
- * sprints, and for the board, once those are in, the pages of the ACTIVE sprint's items.
+ * A project's first reads, asked for while the page is still signing in: the project, its
+ * sprints and statuses, and for the board, once those are in, the ACTIVE sprint's items.
  */
 export function prefetchProject(projectId, { board = false } = {}) {
+  prefetchWorkflow(projectId);
   const project = api.prefetch(`/projects/${encodeURIComponent(projectId)}`);
   const sprints = api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
   if (!board) return;
