@@ -5,7 +5,13 @@ import pytest
 from sprintboard.pages import WEB_ROOT
 from tests.factories import API, Api
 
-PAGES = ["/", "/projects/abc/board", "/projects/abc/backlog", "/tasks/WEB-12"]
+PAGES = [
+    "/",
+    "/projects/abc/board",
+    "/projects/abc/backlog",
+    "/projects/abc/settings",
+    "/tasks/WEB-12",
+]
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -108,7 +108,8 @@ def test_comments_and_time_logs_on_the_item_page(page: Page, board: Board) -> No
     page.get_by_placeholder("Add a comment").fill("Runs on every push now.")
     page.get_by_role("button", name="Comment").click()
     expect(page.locator(".comments")).to_contain_text("Runs on every push now.")
-    page.get_by_label("Hours").fill("1.5")
+    # Exactly: the drawer's "Estimate (hours)" (the server's label for the field) is another.
+    page.get_by_label("Hours", exact=True).fill("1.5")
     page.get_by_role("button", name="Log time").click()
     expect(page.get_by_role("heading", name="Time logged (1.5 h)")).to_be_visible()
     item = board.item(key)

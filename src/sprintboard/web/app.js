@@ -4,6 +4,7 @@
 
 import * as api from "./api.js";
 import { fill, h, link, say } from "./lib/dom.js";
+import { loadMeta } from "./lib/enums.js";
 import { busy, showShortcuts } from "./lib/keyboard.js";
 import { prefetchProject } from "./lib/project.js";
 import { store } from "./store.js";
@@ -12,6 +13,7 @@ import * as backlogView from "./views/backlog/index.js";
 import * as boardView from "./views/board/index.js";
 import * as homeView from "./views/home.js";
 import * as itemView from "./views/item/index.js";
+import * as settingsView from "./views/settings/index.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -25,6 +27,7 @@ const shell = { setNav, openItem: itemView.openItemDrawer };
 const ROUTES = [
   [/^\/projects\/([^/]+)\/board\/?$/, (m) => boardView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
   [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => backlogView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/projects\/([^/]+)\/settings\/?$/, (m) => settingsView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
   [/^\/tasks\/([^/]+)\/?$/, (m) => itemView.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
   [/^\/?$/, () => homeView.mount(main, shell)],
 ];
@@ -44,7 +47,8 @@ function setNav(project) {
     h("span", { class: "project-name" }, `${project.name} (${project.key})`),
     h("ul", {},
       item(`/projects/${project.$id}/board`, "Board"),
-      item(`/projects/${project.$id}/backlog`, "Backlog")),
+      item(`/projects/${project.$id}/backlog`, "Backlog"),
+      item(`/projects/${project.$id}/settings`, "Settings")),
   );
 }
 
@@ -108,6 +112,8 @@ async function onSignIn(event) {
 
 async function loadMe() {
   const { data } = await api.me();
+  // The server's descriptors, before any view mounts: views build their forms from them.
+  await loadMeta();
   store.me = data;
   renderAccount();
 }
@@ -172,8 +178,10 @@ async function start() {
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;
-  // A project's page reads the project and its sprints first: ask for them beside /me.
-  const project = location.pathname.match(/^\/projects\/([^/]+)\/(board|backlog)\/?$/);
+  // Every page reads the descriptors, a project's page the project, its sprints and its
+  // statuses first: ask for them beside /me.
+  api.prefetch("/meta/work-items");
+  const project = location.pathname.match(/^\/projects\/([^/]+)\/(board|backlog|settings)\/?$/);
   if (project) prefetchProject(decodeURIComponent(project[1]), { board: project[2] === "board" });
   try {
     await loadMe();

@@ -3,7 +3,7 @@
 // through `beginChange` and the store puts the server's answer (or the old state) back.
 
 import { get } from "./api.js";
-import { EVENT_TYPES } from "./lib/enums.js";
+import { meta } from "./lib/enums.js";
 
 const newer = (a, b) => !b || !a || (a.$updatedAt || "") >= (b.$updatedAt || "");
 
@@ -149,7 +149,7 @@ class Store {
         console.warn("unreadable stream event", error);
       }
     };
-    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
+    for (const type of meta.eventTypes) source.addEventListener(type, onEvent);
     source.addEventListener("message", onEvent);
     source.addEventListener("open", () => document.body.setAttribute("data-live", "stream"));
     source.addEventListener("error", () => {

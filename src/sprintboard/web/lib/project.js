@@ -4,6 +4,7 @@
 import * as api from "../api.js";
 import { store } from "../store.js";
 import { say } from "./dom.js";
+import { loadWorkflow, prefetchWorkflow } from "./statuses.js";
 
 /** What the board reads of a sprint's items: the query of each page. */
 export function itemPages(project, sprint) {
@@ -13,10 +14,11 @@ export function itemPages(project, sprint) {
 }
 
 /**
- * A project's first reads, asked for while the page is still signing in: the project and its
- * sprints, and for the board, once those are in, the pages of the ACTIVE sprint's items.
+ * A project's first reads, asked for while the page is still signing in: the project, its
+ * sprints and statuses, and for the board, once those are in, the ACTIVE sprint's items.
  */
 export function prefetchProject(projectId, { board = false } = {}) {
+  prefetchWorkflow(projectId);
   const project = api.prefetch(`/projects/${encodeURIComponent(projectId)}`);
   const sprints = api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
   if (!board) return;
@@ -31,12 +33,14 @@ export function prefetchProject(projectId, { board = false } = {}) {
 /**
  * The project, its sprints (in the store) and the stream of its workspace; `members` is the
  * read of the workspace's members (into the store), left running beside the view's own reads.
- * `setNav` is the shell's: it shows the project in the page's navigation.
+ * `setNav` is the shell's: it shows the project in the page's navigation. `workflow` is the
+ * project's statuses and transition rules (`lib/statuses.js`).
  */
 export async function loadProjectContext(projectId, setNav) {
-  const [{ data: project }, early] = await Promise.all([
+  const [{ data: project }, early, workflow] = await Promise.all([
     api.get(`/projects/${encodeURIComponent(projectId)}`),
     api.getAll("/sprints", { projectId }, 500).catch(() => null),
+    loadWorkflow(projectId),
   ]);
   const sprints = early && projectId === project.$id
     ? early : await api.getAll("/sprints", { projectId: project.$id }, 500);
@@ -46,7 +50,7 @@ export async function loadProjectContext(projectId, setNav) {
   store.connect(project.workspaceId);
   const members = api.getAll(`/workspaces/${project.workspaceId}/members`, {}, 500)
     .then((read) => { store.members = read; });
-  return { project, members };
+  return { project, members, workflow };
 }
 
 export async function moveItems(entries, describe) {

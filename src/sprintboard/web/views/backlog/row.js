@@ -2,8 +2,8 @@
 // shows changes.
 
 import { h } from "../../lib/dom.js";
-import { STATUS_LABELS } from "../../lib/enums.js";
 import { formatPoints, initials, priorityBadge, typeBadge } from "../../lib/format.js";
+import { statusLabel } from "../../lib/statuses.js";
 import { store } from "../../store.js";
 
 function row(item, selected) {
@@ -11,13 +11,13 @@ function row(item, selected) {
   return h("li", {
     class: `row${selected ? " selected" : ""}`, tabindex: "0", draggable: "true",
     "data-key": item.key, "data-id": item.$id,
-    "aria-label": `${item.key}: ${item.title}, ${STATUS_LABELS[item.status]}`,
+    "aria-label": `${item.key}: ${item.title}, ${statusLabel(item.status, item.projectId)}`,
   },
   h("input", { type: "checkbox", class: "select", "aria-label": `Select ${item.key}`, checked: selected, tabindex: "-1" }),
   h("span", { class: "key" }, item.key),
   typeBadge(item.type),
   h("span", { class: "title" }, item.title),
-  h("span", { class: "pill" }, STATUS_LABELS[item.status]),
+  h("span", { class: "pill" }, statusLabel(item.status, item.projectId)),
   priorityBadge(item.priority),
   h("span", { class: "points", title: "Story points" }, item.storyPoints === null ? "–" : formatPoints(item.storyPoints)),
   h("span", { class: "assignees" }, names.map((name) => h("span", { class: "avatar", title: name }, initials(name)))));

@@ -1,9 +1,9 @@
-// The board's columns, one per status, and in each a windowed list of cards per lane. A list
-// is `{lane, status, element, meta, items, start, end, count}`: the items it had at the last
-// draw (filtered, in order) and the window of them it draws.
+// The board's columns, one per status of the project (`board.columns()`, in position order),
+// and in each a windowed list of cards per lane. A list is `{lane, status, element, meta,
+// items, start, end, count}`: the items it had at the last draw (filtered, in order) and the
+// window of them it draws.
 
 import { fill, h } from "../../lib/dom.js";
-import { STATUS_LABELS, STATUSES } from "../../lib/enums.js";
 import { formatPoints, points } from "../../lib/format.js";
 import { byPosition, place, prune } from "../../lib/order.js";
 import { ROW, windowOf } from "../../lib/windowing.js";
@@ -24,20 +24,21 @@ export function mount(columns, { board, onParentsRead }) {
    * columns share the rows of the board's grid (CSS subgrid), so a lane lines up across them
    * under one title.
    */
-  function drawColumns(lanes) {
+  function drawColumns(lanes, statuses) {
     lists.clear();
     const laned = Boolean(board.lanesBy);
     columns.classList.toggle("laned", laned);
     columns.style.gridTemplateRows = laned ? `auto repeat(${lanes.length}, auto auto)` : "";
+    columns.style.gridTemplateColumns = `repeat(${statuses.length}, minmax(180px, 1fr))`;
     const titles = laned ? lanes.map((lane, n) => h("h3", {
       class: "lane-title", style: `grid-row: ${2 * n + 2}`, id: `lane-${n}`,
     }, laneTitle(board, lane))) : [];
-    fill(columns, ...STATUSES.map((status) => {
+    fill(columns, ...statuses.map(({ name: status, label: title }, column) => {
       const titleId = `column-${status}`;
       const meta = { count: h("span", { class: "count" }), sum: document.createTextNode("") };
       meta.element = h("span", { class: "column-meta" }, meta.count, " · ", meta.sum);
       const body = (laned ? lanes : [NONE]).map((lane, n) => {
-        const label = laned ? `${STATUS_LABELS[status]} cards, ${laneTitle(board, lane)}` : `${STATUS_LABELS[status]} cards`;
+        const label = laned ? `${title} cards, ${laneTitle(board, lane)}` : `${title} cards`;
         const element = h("ol", {
           class: "cards", role: "list", "aria-label": label, "data-lane": lane,
           style: laned ? `grid-row: ${2 * n + 3}` : null,
@@ -47,9 +48,9 @@ export function mount(columns, { board, onParentsRead }) {
       });
       return h("section", {
         class: "column", "data-status": status, "aria-labelledby": titleId,
-        style: laned ? `grid-column: ${STATUSES.indexOf(status) + 1}` : null,
+        style: laned ? `grid-column: ${column + 1}` : null,
       },
-        h("header", {}, h("h2", { id: titleId }, STATUS_LABELS[status]), meta.element), body);
+        h("header", {}, h("h2", { id: titleId }, title), meta.element), body);
     }), titles);
   }
 
@@ -63,13 +64,14 @@ export function mount(columns, { board, onParentsRead }) {
     }
     const visible = board.items().filter((item) => matches(board, item)).sort(byPosition);
     const lanes = board.lanesBy ? laneOrder(board, visible) : [NONE];
-    const wanted = `${board.lanesBy}\u0002${lanes.join()}`;
+    const statuses = board.columns();
+    const wanted = `${board.lanesBy}\u0002${lanes.join()}\u0002${statuses.map((s) => `${s.name}:${s.label}`).join()}`;
     if (wanted !== layout) {
-      drawColumns(lanes);
+      drawColumns(lanes, statuses);
       layout = wanted;
     }
     for (const list of lists.values()) list.items = [];
-    const byStatus = new Map(STATUSES.map((status) => [status, []]));
+    const byStatus = new Map(statuses.map((status) => [status.name, []]));
     for (const item of visible) {
       lists.get(`${laneOf(board, item)} ${item.status}`)?.items.push(item);
       byStatus.get(item.status)?.push(item);

@@ -2,7 +2,7 @@
 // choice of swimlanes. It writes `board.filters` and `board.lanesBy`; `/` focuses its text.
 
 import { fill, h } from "../../lib/dom.js";
-import { PRIORITIES, TYPES } from "../../lib/enums.js";
+import { valuesOf } from "../../lib/enums.js";
 import { busy } from "../../lib/keyboard.js";
 import { store } from "../../store.js";
 import { epicName, NONE } from "./lanes.js";
@@ -43,6 +43,8 @@ export function mount(toolbar, { board, onChange }) {
 
   function render() {
     const labels = [...new Set(board.items().flatMap((i) => i.labels))].sort();
+    // The types the sprint's items have (the workspace may have its own besides the built-in).
+    const types = [...new Set(board.items().map((i) => i.type))].sort();
     const filter = (name) => ({
       current: filters[name], onchange: (e) => { filters[name] = e.target.value; onChange(); },
     });
@@ -60,8 +62,8 @@ export function mount(toolbar, { board, onChange }) {
       h("label", {}, h("input", { type: "checkbox", name: "mine", checked: filters.mine,
         onchange: (e) => { filters.mine = e.target.checked; onChange(); } }), " Only mine"),
       select("label", "Label", labels.map((l) => [l, l])),
-      select("type", "Type", TYPES.map((t) => [t, t.toLowerCase()])),
-      select("priority", "Priority", PRIORITIES.map((p) => [p, p.toLowerCase()])),
+      select("type", "Type", types.map((t) => [t, t.toLowerCase()])),
+      select("priority", "Priority", valuesOf("priority").map((p) => [p, p.toLowerCase()])),
       h("label", {}, "Epic ", epicSelect),
       select("lanes", "Swimlanes", [["epic", "By epic"], ["assignee", "By assignee"]], {
         current: board.lanesBy, none: "None", onchange: (e) => { board.lanesBy = e.target.value; onChange(); },

@@ -29,7 +29,7 @@ export function mount(header, { board, reload }) {
     }
     const items = board.items();
     const total = items.reduce((sum, i) => sum + points(i.storyPoints), 0);
-    const done = items.filter((i) => i.status === "DONE").reduce((sum, i) => sum + points(i.storyPoints), 0);
+    const done = items.filter((i) => board.categoryOf(i.status) === "DONE").reduce((sum, i) => sum + points(i.storyPoints), 0);
     const end = sprint.endDate ? new Date(sprint.endDate) : null;
     const daysLeft = end ? Math.max(0, Math.ceil((end - Date.now()) / 86400000)) : null;
     fill(header,
@@ -61,7 +61,7 @@ export function mount(header, { board, reload }) {
   function completeSprint() {
     // The stream may end the sprint on this page before the answer comes: keep its record.
     const completing = board.sprint;
-    const unfinished = board.items().filter((i) => i.status !== "DONE");
+    const unfinished = board.items().filter((i) => board.categoryOf(i.status) !== "DONE");
     const planned = plannedSprints();
     const form = h("form", { method: "dialog", class: "stack" },
       h("p", {}, `${unfinished.length} item${unfinished.length === 1 ? " is" : "s are"} not done.`),

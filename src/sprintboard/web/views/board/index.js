@@ -1,11 +1,13 @@
-// The sprint board: the project's ACTIVE sprint, a column per status. Cards move by drag and
-// drop or by keyboard (Shift + arrows), each move one bulk update, optimistic with rollback.
+// The sprint board: the project's ACTIVE sprint, a column per status of the project (§17).
+// Cards move by drag and drop or by keyboard (Shift + arrows), where the project's transition
+// rules let them, each move one bulk update, optimistic with rollback.
 // This module holds the board's state and wires its parts; the shell hands it `setNav` and
 // `openItem` (the item drawer).
 
 import * as api from "../../api.js";
 import { fill, h } from "../../lib/dom.js";
 import { itemPages, loadProjectContext } from "../../lib/project.js";
+import { loadWorkflow, mayMove } from "../../lib/statuses.js";
 import { CARD_HEIGHT } from "../../lib/windowing.js";
 import { store } from "../../store.js";
 import * as columnsPart from "./column.js";
@@ -15,9 +17,19 @@ import * as headerPart from "./header.js";
 import * as keysPart from "./keys.js";
 
 export async function mount(root, { projectId, setNav, openItem }) {
-  const { project, members } = await loadProjectContext(projectId, setNav);
+  const { project, members, workflow } = await loadProjectContext(projectId, setNav);
   const board = {
     project,
+    /** The project's statuses (in position order) and transition rules (`null`: none). */
+    workflow,
+    categoryOf: (status) => board.workflow.statuses.find((s) => s.name === status)?.category,
+    /** The statuses with a column: a BACKLOG one only while an item of the sprint holds it. */
+    columns: () => {
+      const held = new Set(board.items().map((item) => item.status));
+      return board.workflow.statuses.filter((s) => s.category !== "BACKLOG" || held.has(s.name));
+    },
+    /** Whether a card in `from` may move to `to` (the transition rules, if set). */
+    mayMove: (from, to) => mayMove(board.workflow.transitions, from, to),
     sprint: [...store.sprints.values()].find((s) => s.status === "ACTIVE") || null,
     filters: filtersPart.noFilters(),
     // Swimlanes: "" (none), "epic" (by parent) or "assignee" (by first assignee).
@@ -77,8 +89,22 @@ export async function mount(root, { projectId, setNav, openItem }) {
     } else if (change.kind === "items") {
       headerView.render();
       columnsView.render();
+      // A status the board does not know was added since it read them: read them again.
+      if (board.items().some((item) => !board.categoryOf(item.status))) reloadWorkflow();
     }
   });
+
+  // The stream says nothing of statuses: they are read again when the page comes back into
+  // view (after a change in the settings, say) and when an item takes an unknown one.
+  let reading = null;
+  function reloadWorkflow() {
+    reading ||= loadWorkflow(project.$id).then((read) => {
+      board.workflow = read;
+      columnsView.render();
+    }, () => {}).finally(() => { reading = null; });
+  }
+  const onVisible = () => { if (document.visibilityState === "visible") reloadWorkflow(); };
+  document.addEventListener("visibilitychange", onVisible);
 
   renderAll();
   root.append(h("p", { id: "card-help", class: "sr-only" },
@@ -89,6 +115,7 @@ export async function mount(root, { projectId, setNav, openItem }) {
   requestAnimationFrame(() => setTimeout(() => performance.mark("board:interactive")));
   return () => {
     unsubscribe();
+    document.removeEventListener("visibilitychange", onVisible);
     filtersView.unmount();
     columnsView.unmount();
     unmountDrag();

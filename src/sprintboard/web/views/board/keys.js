@@ -1,7 +1,7 @@
 // Cards by keyboard: arrows move focus between cards and columns, Shift + arrows move the
-// focused card, Enter (or Space) opens it.
+// focused card (to the nearest column its status may change to), Enter (or Space) opens it.
 
-import { STATUSES } from "../../lib/enums.js";
+import { say } from "../../lib/dom.js";
 import { store } from "../../store.js";
 import { moveCard } from "./move.js";
 
@@ -17,7 +17,8 @@ export function mount(columns, { board, columnsView, openItem }) {
     if (!item || !list) return;
     const index = list.items.indexOf(item);
     // The list beside this one, in the same lane, `step` columns over.
-    const beside = (step) => columnsView.list(list.lane, STATUSES[STATUSES.indexOf(list.status) + step]);
+    const order = board.columns().map((status) => status.name);
+    const beside = (step) => columnsView.list(list.lane, order[order.indexOf(list.status) + step]);
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
       openItem(item.key);
@@ -25,8 +26,11 @@ export function mount(columns, { board, columnsView, openItem }) {
       event.preventDefault();
       const step = ARROWS[event.key];
       if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
-        const target = beside(step);
+        let n = step;
+        while (beside(n) && !board.mayMove(item.status, beside(n).status)) n += step;
+        const target = beside(n);
         if (target) moveCard(board, item, target, Math.min(index, target.items.length));
+        else if (beside(step)) say(`${item.key} cannot move that way from its status.`, { error: true });
       } else if (index + step >= 0 && index + step < list.items.length) {
         moveCard(board, item, list, index + step);
       }

@@ -3,8 +3,9 @@
 
 import * as api from "../../api.js";
 import { fill, h, link, openDialog, say } from "../../lib/dom.js";
-import { STATUS_LABELS, TYPES } from "../../lib/enums.js";
+import { TYPE_ICONS } from "../../lib/enums.js";
 import { formatPoints, priorityBadge, typeBadge } from "../../lib/format.js";
+import { loadWorkflow, statusLabel } from "../../lib/statuses.js";
 import { store } from "../../store.js";
 import { activity } from "./activity.js";
 import { comments, timeLogs } from "./comments.js";
@@ -43,7 +44,9 @@ export async function mount(root, { key, setNav }) {
 function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   let item = null;
   let etag = null;
-  let types = TYPES;
+  // The built-in types (those with icons) and the workspace's own, once read.
+  let types = Object.keys(TYPE_ICONS);
+  let statuses = [];
   let stopped = false;
 
   async function load(message) {
@@ -54,10 +57,12 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
     if (!store.members.length || store.members[0].workspaceId !== item.workspaceId) {
       store.members = await api.getAll(`/workspaces/${item.workspaceId}/members`, {}, 500);
     }
-    try {
-      const custom = await api.getAll(`/workspaces/${item.workspaceId}/work-item-types`, {}, 100);
-      types = [...new Set([...TYPES, ...custom.map((t) => t.name)])];
-    } catch { /* the built-in types are enough to edit with */ }
+    const [custom, workflow] = await Promise.all([
+      api.getAll(`/workspaces/${item.workspaceId}/work-item-types`, {}, 100).catch(() => []),
+      loadWorkflow(item.projectId),
+    ]);
+    types = [...new Set([...types, ...custom.map((t) => t.name)])];
+    statuses = workflow.statuses;
     if (stopped) return;
     store.putItems([item]);
     if (onLoaded) await onLoaded(item);
@@ -66,14 +71,14 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
 
   function render(message) {
     const notice = h("p", { class: "notice", role: "status" }, message || "");
-    const form = fieldsForm(item, types, (edited) => save(edited, notice));
+    const form = fieldsForm(item, { types, statuses }, (edited) => save(edited, notice));
     const kids = children(item);
     const events = activity(item);
     fill(root,
       asPage ? h("h1", {}, `${item.key} ${item.title}`) : null,
       h("p", { class: "item-meta" },
         typeBadge(item.type), " ", priorityBadge(item.priority), " ",
-        h("span", { class: "pill" }, STATUS_LABELS[item.status]),
+        h("span", { class: "pill" }, statusLabel(item.status, item.projectId)),
         item.blocked ? h("span", { class: "blocked" }, " ⛔ blocked") : null,
         " ", asPage ? null : link(`/tasks/${encodeURIComponent(item.key)}`, "Open as page", { onclick: () => root.closest("dialog")?.close() })),
       item.parent ? h("p", {}, "Parent: ", link(`/tasks/${encodeURIComponent(item.parent.key)}`, `${item.parent.key} ${item.parent.title}`)) : null,

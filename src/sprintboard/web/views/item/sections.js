@@ -2,8 +2,8 @@
 
 import * as api from "../../api.js";
 import { fill, h, link } from "../../lib/dom.js";
-import { STATUS_LABELS } from "../../lib/enums.js";
 import { formatPoints } from "../../lib/format.js";
+import { statusLabel } from "../../lib/statuses.js";
 
 export function section(title, content) {
   const id = `s-${title.replace(/\W+/g, "-").toLowerCase()}-${Math.random().toString(36).slice(2, 6)}`;
@@ -28,7 +28,7 @@ async function loadChildren(list, item) {
   try {
     const found = await api.getAll("/tasks", { workspaceId: item.workspaceId, parentId: item.$id }, 100);
     fill(list, ...found.map((child) => h("li", {},
-      link(`/tasks/${encodeURIComponent(child.key)}`, `${child.key} ${child.title}`), ` — ${STATUS_LABELS[child.status]}`)));
+      link(`/tasks/${encodeURIComponent(child.key)}`, `${child.key} ${child.title}`), ` — ${statusLabel(child.status, child.projectId)}`)));
   } catch {
     fill(list, h("li", {}, "Children cannot be listed."));
   }
@@ -40,5 +40,5 @@ export function relations(item) {
   return h("ul", {}, list.map((relation) => h("li", {},
     `${relation.type.replace(/_/g, " ")} `,
     link(`/tasks/${encodeURIComponent(relation.task.key)}`, `${relation.task.key} ${relation.task.title}`),
-    ` (${STATUS_LABELS[relation.task.status] || relation.task.status})`)));
+    ` (${statusLabel(relation.task.status)})`)));
 }

@@ -1,0 +1,44 @@
+// A project's settings (`/projects/{id}/settings`, contract §17, §22): its statuses and its
+// transition rules. The API decides who may change them: a refusal (403) is said, not hidden.
+
+import * as api from "../../api.js";
+import { fill, h, say } from "../../lib/dom.js";
+import { loadWorkflow } from "../../lib/statuses.js";
+import * as rulesPart from "./rules.js";
+import * as statusesPart from "./statuses.js";
+
+/** The shell hands it `projectId` and `setNav`. */
+export async function mount(root, { projectId, setNav }) {
+  const { data: project } = await api.get(`/projects/${encodeURIComponent(projectId)}`);
+  setNav(project);
+  const statuses = h("section", { class: "settings-section", "aria-labelledby": "statuses-title" });
+  const rules = h("section", { class: "settings-section", "aria-labelledby": "rules-title" });
+  fill(root, h("div", { class: "settings" }, h("h1", {}, `${project.name} settings`), statuses, rules));
+
+  /**
+   * Run `change()` (requests), then read the workflow again and draw it, saying `done`; a
+   * refusal is said and nothing is drawn again, and a change that answers `false` was not
+   * made (it asked something first). Answers whether the change was made.
+   */
+  async function apply(change, done) {
+    try {
+      if ((await change()) === false) return false;
+    } catch (error) {
+      say(api.describe(error), { error: true });
+      return false;
+    }
+    await refresh();
+    if (done) say(done);
+    return true;
+  }
+
+  async function refresh() {
+    const workflow = await loadWorkflow(project.$id);
+    const props = { project, workflow, apply };
+    statusesPart.render(statuses, props);
+    rulesPart.render(rules, props);
+  }
+
+  await refresh();
+  return null;
+}
