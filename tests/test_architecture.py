@@ -415,7 +415,7 @@ def _internals(module: str, tree: ast.Module) -> Iterator[str]:
 
 def test_framework_internals_are_touched_in_http_framework_alone() -> None:
     """What an upgrade of FastAPI, Starlette or httpx may move is in `http/framework.py`, where
-    tests/test_framework.py checks each piece."""
+    tests/http/test_framework.py checks each piece."""
     problems = [
         problem
         for module, tree in _trees()

@@ -1,4 +1,4 @@
-"""The deployment topology, run for real on this machine (for tests/test_topology.py).
+"""The deployment topology, run for real on this machine (for tests/ops/test_topology.py).
 
 A PostgreSQL cluster and a Redis server of its own, on free loopback ports in a temporary
 directory, so that a test may stop and restart them without disturbing the servers that the

@@ -1,6 +1,6 @@
 """What sprintboard relies on in FastAPI, Starlette and httpx beyond their documented API, in
 one place: nothing else in the package touches their internals (tests/test_architecture.py
-says so). tests/test_framework.py checks each of these against the installed versions and
+says so). tests/http/test_framework.py checks each of these against the installed versions and
 says what changed, so that an upgrade fails there, loudly, rather than somewhere in a request.
 
 - `route_path`: a request's path as routes match it, less any `root_path`. Our own copy of
@@ -64,7 +64,7 @@ async def with_exit_stack(app: ASGIApp, scope: Scope, receive: Receive, send: Se
 def exception_telemetry(app: ASGIApp) -> ASGIApp:
     """`app` inside FastAPI's exception telemetry layer."""
     # (Imported here: only a server with OpenTelemetry on needs it, so an upgrade that moves
-    # it breaks that alone, and tests/test_framework.py says so.)
+    # it breaks that alone, and tests/http/test_framework.py says so.)
     from fastapi.telemetry._asgi import ExceptionTelemetryMiddleware
 
     return ExceptionTelemetryMiddleware(app)

@@ -5,7 +5,7 @@ indexes were `(workspace_id[, project_id], position, created_at, id)`: PostgreSQ
 in `position` order and sorted each run of equal positions again (an incremental sort on
 every page; the plain list of 50 fell from 1,070 to about 260 requests a second). A sprint's
 items, read by `sprint_id` alone, were sorted whole. The new indexes give every list of the
-board's order its rows already in order (`tests/test_plans.py` reads the plans).
+board's order its rows already in order (`tests/workitems/test_plans.py` reads the plans).
 
 On PostgreSQL each index is built in the upgrade's transaction, which blocks writes to
 `work_items` for as long as that takes.

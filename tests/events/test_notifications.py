@@ -7,8 +7,8 @@ import pytest
 
 from sprintboard.db import Database
 from sprintboard.events import service as events
+from tests.events.test_events import make_task
 from tests.factories import Api, add_member, make_project, make_user, make_workspace
-from tests.test_events import make_task
 
 
 @dataclass

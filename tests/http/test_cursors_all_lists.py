@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.factories import Api, add_member, make_project, make_user, make_workspace, unique
-from tests.test_conventions import refused
+from tests.http.test_conventions import refused
 from tests.workitem_factories import Board, make_board
 
 

@@ -17,10 +17,10 @@ from httpx_sse import EventSource, ServerSentEvent, connect_sse
 from redis import Redis
 
 from sprintboard.db import Database
+from tests.events.test_delivery import wait_for
 from tests.factories import API, make_org_admin, unique
+from tests.http.test_limits import REDIS_URL
 from tests.servers import Server, running_server
-from tests.test_delivery import wait_for
-from tests.test_limits import REDIS_URL
 
 READ_TIMEOUT = 8.0
 """Seconds without a byte before a read fails: shorter than the default keep-alive (10 s)."""

@@ -10,11 +10,11 @@ from standardwebhooks import Webhook as Verifier
 
 from sprintboard.db import Database
 from sprintboard.events.delivery import DeliveryOptions, deliver_due
+from tests.events.test_delivery import WorkerThread, wait_for
+from tests.events.test_events import make_task
+from tests.events.test_webhook_targets import strict as strict  # the fixture
+from tests.events.test_webhooks import LOOPBACK, Receiver, deliver_until, make_webhook
 from tests.factories import Api, add_member, make_project, make_user, make_workspace
-from tests.test_delivery import WorkerThread, wait_for
-from tests.test_events import make_task
-from tests.test_webhook_targets import strict as strict  # the fixture
-from tests.test_webhooks import LOOPBACK, Receiver, deliver_until, make_webhook
 
 
 def _deliveries(api: Api, webhook_id: str) -> list[dict[str, Any]]:

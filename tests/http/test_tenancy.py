@@ -154,7 +154,7 @@ def _object_for(path: str, param: str) -> str:
             return what
     pytest.fail(
         f"{path}: path parameter {{{param}}} is unknown to the tenancy walker. Add it to "
-        "PATH_PARAMS in tests/test_tenancy.py (which object of workspace A it names), and "
+        "PATH_PARAMS in tests/http/test_tenancy.py (which object of workspace A it names), and "
         "create such an object in `workspace_a`."
     )
 
@@ -179,7 +179,7 @@ def requests_for(method: str, path: str, objects: dict[str, str]) -> list[tuple[
         if (method, path) not in BODIES:
             pytest.fail(
                 f"{method} {path}: no request body for the tenancy walker. Add a body of a "
-                "valid shape to BODIES in tests/test_tenancy.py (else validation answers "
+                "valid shape to BODIES in tests/http/test_tenancy.py (else validation answers "
                 "400 before access is checked)."
             )
         body = _fill(BODIES[(method, path)], objects)
@@ -189,7 +189,7 @@ def requests_for(method: str, path: str, objects: dict[str, str]) -> list[tuple[
         pytest.fail(
             f"{method} {path}: not scoped by path, and the tenancy walker has no query or "
             "body template for it. Add it to QUERIES (or to BODIES, if the body names the "
-            "workspace), or to EXEMPT with a reason, in tests/test_tenancy.py."
+            "workspace), or to EXEMPT with a reason, in tests/http/test_tenancy.py."
         )
     urls = [url]
     if "{taskId}" in path:  # a work item is addressable by its key too

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.test_races import AT_ONCE, at_once, board, client, data, server
+from tests.http.test_races import AT_ONCE, at_once, board, client, data, server
 
 __all__ = ["client", "server"]
 

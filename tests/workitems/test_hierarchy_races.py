@@ -3,7 +3,7 @@ own): moves that are each fine alone but make a cycle together are refused, one 
 
 import httpx
 
-from tests.test_races import AT_ONCE, at_once, board, client, data, server
+from tests.http.test_races import AT_ONCE, at_once, board, client, data, server
 
 __all__ = ["client", "server"]  # (fixtures, used by name)
 

@@ -23,11 +23,11 @@ from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.events import service as events
 from sprintboard.events.delivery import DeliveryOptions, claim_due, run_worker
+from tests.events.test_events import make_task
+from tests.events.test_webhooks import FAST, LOOPBACK, Receiver, make_webhook
+from tests.events.test_webhooks import receiver as receiver  # the fixture
 from tests.factories import TEST_SECRET_KEY, Api, make_org_admin, make_project, make_workspace
-from tests.test_events import make_task
-from tests.test_limits import REDIS_URL
-from tests.test_webhooks import FAST, LOOPBACK, Receiver, make_webhook
-from tests.test_webhooks import receiver as receiver  # the fixture
+from tests.http.test_limits import REDIS_URL
 
 
 class WorkerThread:

@@ -16,6 +16,7 @@ from standardwebhooks import Webhook as Verifier
 from sprintboard.db import Database
 from sprintboard.events.delivery import DeliveryOptions, deliver_due
 from sprintboard.serverkey import SecretBox
+from tests.events.test_events import make_task
 from tests.factories import (
     TEST_SECRET_KEY,
     Api,
@@ -24,7 +25,6 @@ from tests.factories import (
     make_user,
     make_workspace,
 )
-from tests.test_events import make_task
 
 BOX = SecretBox(TEST_SECRET_KEY)
 LOOPBACK = {"box": BOX, "allow_private": True}

@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 
 from sprintboard.db import Database
 from tests.factories import API, Api, add_member, make_org_admin, make_user, make_workspace
+from tests.http.test_races import at_once
 from tests.servers import running_server
-from tests.test_races import at_once
 
 ORIGIN = "http://testserver"
 PASSWORD = "audited password"

@@ -25,8 +25,8 @@ from tests.factories import (
     make_workspace,
     unique,
 )
+from tests.http.test_races import at_once
 from tests.servers import running_server
-from tests.test_races import at_once
 
 ORIGIN = "http://testserver"
 PASSWORD = "a long enough password"

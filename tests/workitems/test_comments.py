@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
+from tests.events.test_events import feed, make_task
+from tests.events.test_notifications import Team, make_team
 from tests.factories import Api, make_user
-from tests.test_events import feed, make_task
-from tests.test_notifications import Team, make_team
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from sprintboard.config import Settings
 from sprintboard.db import Database
 from sprintboard.events.delivery import DeliveryOptions, deliver_due
 from sprintboard.models import IdempotentRequest, Webhook
+from tests.events.test_events import make_task
+from tests.events.test_webhooks import BOX, FAST, Receiver, make_webhook
 from tests.factories import Api, make_org_admin, make_project, make_workspace
-from tests.test_cli import run
-from tests.test_events import make_task
-from tests.test_webhooks import BOX, FAST, Receiver, make_webhook
+from tests.ops.test_cli import run
 
 # The audit's reproductions: addresses of this machine, its private network and its cloud's
 # metadata service, in the spellings a URL parser, `inet_aton` or a resolver accepts.

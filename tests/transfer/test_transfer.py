@@ -8,7 +8,7 @@ from tests.agent_servers import Served, server
 
 __all__ = ["server"]
 
-JIRA_SAMPLE = Path(__file__).parent / "data" / "jira-export.csv"
+JIRA_SAMPLE = Path(__file__).parents[1] / "data" / "jira-export.csv"
 
 
 def team(api: Client, name: str, key: str) -> tuple[str, str]:
