@@ -131,7 +131,10 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   const unsubscribe = store.subscribe((change) => {
     if (!change.remote || !item || !change.event || change.event.subjectId !== item.$id) return;
     if (/^task\.(created|updated)$/.test(change.event.type) && shows(change.event.payload?.workItem)) return;
-    if (root.querySelector("form.edit")?.contains(document.activeElement)) {
+    // Someone typing in any of the view's forms keeps what they typed: a reload would draw
+    // the forms anew (the stream's copy of their own comment once wiped the hours they were
+    // entering).
+    if ([...root.querySelectorAll("form")].some((form) => form.contains(document.activeElement))) {
       const notice = root.querySelector(".notice");
       if (notice) notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";
       return;
