@@ -27,6 +27,7 @@ from sprintboard.concurrency import etag
 from sprintboard.cursors import Window
 from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
+from sprintboard.workflows.service import BUILT_IN
 from sprintboard.workitems import fields
 from sprintboard.workitems.ordering import Order, SortKey
 
@@ -844,12 +845,15 @@ def list_items(
     return ItemPage(items, total, last_keys)
 
 
+BUILT_IN_NAMES = frozenset(name for name, _ in BUILT_IN)
+
+
 def _check_status_names(db: Raw, workspace_id: str, filters: TaskFilters) -> None:
-    """`status=` takes the names of statuses the workspace's projects have: any other is
-    400 `invalid_value`, as a fixed set's unknown value is."""
+    """`status=` takes the built-in names and those of statuses the workspace's projects
+    have: any other is 400 `invalid_value`, as a fixed set's unknown value is."""
     for match in filters.matches:
-        if match.field.name != "status":
-            continue
+        if match.field.name != "status" or set(match.value) <= BUILT_IN_NAMES:
+            continue  # (a built-in name is always one a list may ask for: no statement)
         placeholders, params = in_list("n", sorted(set(match.value)))
         rows = db.rows(
             "SELECT DISTINCT s.name FROM project_statuses s JOIN projects p"
