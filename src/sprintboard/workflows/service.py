@@ -104,10 +104,11 @@ _WORKFLOW = (
 
 
 def read_workflows(
-    db: Raw, project_ids: Iterable[str], *, workspace_id: str | None = None
+    db: Raw, project_ids: Iterable[str], *, workspace_id: str | None = None, lock: bool = False
 ) -> dict[str, Workflow]:
     """The workflows of these projects (those of the workspace `workspace_id`, if given: an
-    item may only name its own workspace's projects), in one statement."""
+    item may only name its own workspace's projects), in one statement; with `lock`, their
+    statuses locked (`row_lock`'s `NO KEY UPDATE`: see `_locked`)."""
     ids = sorted(set(project_ids))
     if not ids:
         return {}
@@ -118,7 +119,7 @@ def read_workflows(
         params["workspace_id"] = workspace_id
     rows, columns = db.fetch(
         _WORKFLOW.format(transitions=db.codec.json_column("p.transitions"))
-        + f" WHERE s.project_id IN {placeholders}{order}",
+        + f" WHERE s.project_id IN {placeholders}{order}{row_lock(db, 's') if lock else ''}",
         params,
     )
     get = columns.getter("project_id", "name", "label", "category", "position", "transitions")
@@ -239,7 +240,7 @@ def remove_status(session: Session, *, project_id: str, workflow: Workflow, name
         "DELETE FROM project_statuses WHERE project_id = :p AND name = :name",
         {"p": project_id, "name": name},
     )
-    _renumbered(db, project_id, [s for s in workflow.statuses if s.name != name], None)
+    _renumber(db, project_id, [s for s in workflow.statuses if s.name != name])
     if workflow.transitions is not None:
         rules = {
             source: [target for target in targets if target != name]
@@ -281,12 +282,7 @@ def _locked(db: Raw, project_id: str) -> Workflow:
     """The workflow, its statuses locked (`row_lock`'s `NO KEY UPDATE`): changes of one
     project's statuses take turns, while item changes, whose foreign keys lock the statuses
     they move to for key share, go on."""
-    rows = db.rows(
-        f"SELECT name FROM project_statuses WHERE project_id = :p ORDER BY name{row_lock(db)}",
-        {"p": project_id},
-    )
-    del rows
-    return read_workflows(db, [project_id])[project_id]
+    return read_workflows(db, [project_id], lock=True)[project_id]
 
 
 def _named(workflow: Workflow, name: str) -> Status:
@@ -296,8 +292,16 @@ def _named(workflow: Workflow, name: str) -> Status:
     raise NotFound("Status")
 
 
-def _renumbered(db: Raw, project_id: str, order: Sequence[Status], name: str | None) -> Status:
-    """Positions 0, 1, 2... in `order` written where they changed; answers the status `name`."""
+def _renumbered(db: Raw, project_id: str, order: Sequence[Status], name: str) -> Status:
+    """Positions 0, 1, 2... in `order` written where they changed; answers the status `name`
+    at its place."""
+    _renumber(db, project_id, order)
+    at, status = next((at, s) for at, s in enumerate(order) if s.name == name)
+    return Status(status.name, status.label, status.category, at)
+
+
+def _renumber(db: Raw, project_id: str, order: Sequence[Status]) -> None:
+    """Positions 0, 1, 2... in `order`, written where they changed."""
     changed = [
         {"p": project_id, "name": s.name, "position": at}
         for at, s in enumerate(order)
@@ -309,5 +313,3 @@ def _renumbered(db: Raw, project_id: str, order: Sequence[Status], name: str | N
             " WHERE project_id = :p AND name = :name",
             changed,
         )
-    found = [Status(s.name, s.label, s.category, at) for at, s in enumerate(order)]
-    return next((s for s in found if s.name == name), found[0])

@@ -14,7 +14,6 @@ The others (a title that is also `name`, the status's default, assignees who mus
 members...) keep their rules in `service.py`, but take their lists from here too.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, get_args
@@ -86,6 +85,9 @@ class ItemField:
     sort: str | None = None
     """Its name in `sort=`, if lists sort by it (an `enum` by its values' order; empty
     values last both ways)."""
+    derived: bool = False
+    """It changes only with another field (a status's category with the status): a change's
+    event names the other alone, and clients never send it."""
     pattern: str | None = None
     """What each value of an `in` filter must match, for a field of open values."""
     exported: bool = False
@@ -187,6 +189,7 @@ FIELDS: tuple[ItemField, ...] = (
         "status_category",
         "enum",
         value=Category,
+        derived=True,
         filters=(_in("statusCategory", "categories"),),
         label="Category",
         description="The category of its status: BACKLOG, TODO, IN_PROGRESS or DONE.",
@@ -305,18 +308,11 @@ FILTERS: tuple[tuple[ItemField, Filter], ...] = tuple(
 )
 EXPORTED = tuple(f.name for f in FIELDS if f.exported)
 """What an export writes of an item's own fields, and an import sends back on create."""
-DERIVED = frozenset({"statusCategory"})
-"""Fields that change only with another (a status's category with the status): a change's
-event names the other alone."""
+DERIVED = frozenset(f.name for f in FIELDS if f.derived)
 CREATE_ONLY_COLUMNS = ("number", "created_by", "version")
 """Columns a create writes that the API does not show."""
 CREATE_COLUMNS = (*(f.column for f in FIELDS), *CREATE_ONLY_COLUMNS)
 """The columns a create writes (`service.item_values`' order)."""
-
-
-def plain_values(data: Any, value: Callable[[ItemField, Any], Any]) -> dict[str, Any]:
-    """Each plain field's `value(field, the request's value)`, by column."""
-    return {f.column: value(f, getattr(data, f.column)) for f in PLAIN}
 
 
 def descriptors() -> dict[str, Any]:

@@ -208,7 +208,7 @@ def item_values(
     `json` makes it, by default `codec.json_param`)."""
     json = json or codec.json_param
     project_id, project_key, _ = new.project
-    row = fields.plain_values(data, lambda f, value: f.param(codec, value))
+    row = {f.column: f.param(codec, getattr(data, f.column)) for f in fields.PLAIN}
     row.update(
         id=new.item_id,
         workspace_id=data.workspace_id,
