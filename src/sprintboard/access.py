@@ -18,6 +18,7 @@ from sprintboard.errors import Forbidden, InvalidRequest, NotFound
 from sprintboard.models import (
     Base,
     Comment,
+    CustomField,
     Invitation,
     Notification,
     Project,
@@ -388,6 +389,12 @@ def visible_workspace_ids(caller: Caller) -> Select[str]:
     if caller.key_workspace_id is not None:
         query = query.where(WorkspaceMember.workspace_id == caller.key_workspace_id)
     return query
+
+
+def access_field(
+    session: Session, caller: Caller, field_id: str
+) -> tuple[CustomField, WorkspaceAccess]:
+    return _access_one(session, caller, CustomField, "Field", CustomField.id == field_id)
 
 
 def access_webhook(

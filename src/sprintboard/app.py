@@ -20,6 +20,7 @@ from sprintboard import __version__
 from sprintboard.agents_endpoint import LazyAgentsEndpoint
 from sprintboard.audit.router import router as audit_router
 from sprintboard.config import Settings
+from sprintboard.customfields.router import router as customfields_router
 from sprintboard.db import Database
 from sprintboard.docs import add_docs_routes
 from sprintboard.errors import Unavailable, app_error_response
@@ -55,6 +56,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     workspaces_router,
     projects_router,
     workflows_router,
+    customfields_router,
     workitems_router,
     sprints_router,
     events_router,

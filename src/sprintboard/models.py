@@ -339,6 +339,22 @@ class WorkItemType(Timestamped, Base):
     description: Mapped[str | None] = mapped_column(Text)
 
 
+class CustomField(Timestamped, Base):
+    """A custom field of a workspace's work items (contract §17): its `key` names it in an
+    item's `fields` and never changes; `options` (select and multiselect) in their order."""
+
+    __tablename__ = "custom_fields"
+    __table_args__ = (UniqueConstraint("workspace_id", "key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(64))
+    type: Mapped[str] = mapped_column(String(16))
+    options: Mapped[list[str] | None] = mapped_column(JSONValue)
+    description: Mapped[str | None] = mapped_column(Text)
+
+
 class Sprint(Timestamped, Base):
     __tablename__ = "sprints"
     __table_args__ = (
@@ -473,6 +489,33 @@ class WorkItem(Timestamped, Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     parent_id: Mapped[str | None] = mapped_column(ForeignKey("work_items.id", ondelete="SET NULL"))
     """The parent in the hierarchy (any project of the workspace); at most 10 levels deep."""
+    custom_fields: Mapped[dict[str, Any]] = mapped_column(
+        JSONValue, default=dict, server_default="{}"
+    )
+    """The custom fields' values by key, as the API shows them (`fields`): reads take them
+    with the row; `FieldValue` indexes them for filters and sorts."""
+
+
+class FieldValue(Base):
+    """One custom field's value of one item, typed, for filters and sorts by index (a
+    multiselect has a row per option it holds, `ordinal` its place): written with the item's
+    `custom_fields` in the same transaction (`customfields.values`)."""
+
+    __tablename__ = "work_item_field_values"
+    __table_args__ = (
+        Index("ix_field_values_text", "field_id", "text_value", "item_id"),
+        Index("ix_field_values_number", "field_id", "number_value", "item_id"),
+    )
+
+    item_id: Mapped[str] = mapped_column(
+        ForeignKey("work_items.id", ondelete="CASCADE"), primary_key=True
+    )
+    field_id: Mapped[str] = mapped_column(
+        ForeignKey("custom_fields.id", ondelete="CASCADE"), primary_key=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text_value: Mapped[str | None] = mapped_column(Text)
+    number_value: Mapped[float | None] = mapped_column(Float)
 
 
 class WorkItemRelation(Base):

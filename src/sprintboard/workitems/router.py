@@ -73,9 +73,18 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     project is looked for in that workspace); `sort` names each field once; `priority` and
     `statusCategory` (comma-separated) take only their listed values, `status` only names;
     a `cursor` continues only the list with the same filters and order that made it.
+
+    Custom fields: `fields.<key>=v1,v2` (any parameter named `fields.` and a field's key)
+    keeps the items whose field holds any of the values (a multiselect any of its options;
+    `none`: unset); a key the workspace lacks is 400 `unknown_field` naming the parameter,
+    a value the field cannot hold `invalid_value`. `sort=fields.<key>` sorts by one (a
+    select by its options' order, a multiselect by its first option), unset values last.
     """
     workspace_id, _ = access_list_scope(
         session, caller, workspace_id=query.workspace_id, project_id=query.project_id
+    )
+    custom, definitions = reads.custom_query(
+        raw(session), workspace_id, query.custom_filters(), query.sort
     )
     filters = reads.TaskFilters(
         project_id=query.project_id,
@@ -86,8 +95,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         search=query.search or None,
         parent=query.parent_id or None,
         ancestor=query.ancestor_id or None,
+        custom=custom,
     )
-    order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite)
+    order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite, custom=definitions)
     page = reads.list_items(
         session,
         workspace_id=workspace_id,
@@ -143,9 +153,10 @@ async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: Calle
     """Each entry as `POST /tasks` takes it, all of one workspace; all or nothing. Keys are
     consecutive per project in request order; the answer lists the items in that order.
 
-    Rules the document cannot state: `tasks` name one workspace (else `mixed_workspaces`).
+    Rules the document cannot state: `tasks` name one workspace (else `mixed_workspaces`;
+    an entry naming a workspace you cannot see is a missing project, `not_found`).
     """
-    access = access_workspace_id(session, caller, bulk_create.workspace_of(body.tasks))
+    access = bulk_create.workspace_access(session, caller, body.tasks)
     access.require(Permission.WORK_ITEM_WRITE)
     created = bulk_create.bulk_create(session, access=access, entries=body.tasks)
     return many(created, len(created), status=201)
