@@ -26,7 +26,7 @@ from sprintboard.access import (
 from sprintboard.concurrency import etag
 from sprintboard.cursors import Window
 from sprintboard.errors import InvalidRequest, NotFound
-from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
+from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw, render
 from sprintboard.workflows.service import BUILT_IN
 from sprintboard.workitems import fields
 from sprintboard.workitems.ordering import Order, SortKey
@@ -781,6 +781,9 @@ class TaskFilters:
     """The parent's `$id` or key (its direct children), or `none` (items without a parent)."""
     ancestor: str | None = None
     """An item's `$id` or key: every item below it, at any depth."""
+    condition: Any = None
+    """A query's condition (`GET /tasks?q=`): a SQLAlchemy expression on the items as `wi`
+    (`queries.compiler`), its values bound parameters."""
 
     def narrows_within_projects(self) -> bool:
         """Whether any filter beyond `project_id` applies."""
@@ -792,6 +795,7 @@ class TaskFilters:
             or self.search
             or self.parent
             or self.ancestor
+            or self.condition is not None
         )
 
 
@@ -960,6 +964,10 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
             f" OR {lower}(wi.description) LIKE {lower}(:search) ESCAPE '!')"
         )
         params["search"] = f"%{escaped}%"
+    if f.condition is not None:
+        condition, condition_params = render(f.condition, db.dialect, "q_")
+        clauses.append(f"({condition})")
+        params.update(condition_params)
     return below, source, " AND ".join(clauses), params
 
 

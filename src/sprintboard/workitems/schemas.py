@@ -345,6 +345,13 @@ class TaskQuery(PageQuery):
     ancestor_id: str | None = Field(
         None, alias="ancestorId", description="An item's `$id` or key: every item below it."
     )
+    q: str | None = Field(
+        None,
+        max_length=4_000,
+        description="A query (JQL-like: `status = DONE AND assignee = currentUser() ORDER BY "
+        "priority DESC`; see the README's Queries), combined with the other filters (AND). "
+        "Its `ORDER BY` replaces `sort` (both: 400 on `sort`).",
+    )
 
     def matches(self) -> list[fields.Match]:
         """The registry's filters this query sets, with their values (`in`'s checked
