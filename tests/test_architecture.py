@@ -28,6 +28,7 @@ DOMAINS = (
     "workitems",
     "sprints",
     "projects",
+    "queries",
     "invitations",
 )
 
@@ -66,6 +67,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("workitems", frozenset({"workitems"})),
     ("sprints", frozenset({"sprints"})),
     ("projects", frozenset({"projects"})),
+    ("queries", frozenset({"queries"})),  # (compiles to conditions on work items, sprints...)
     ("invitations", frozenset({"invitations"})),
     ("routers", frozenset()),  # every domain's `router.py`
     (

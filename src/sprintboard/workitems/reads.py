@@ -28,7 +28,7 @@ from sprintboard.cursors import Window
 from sprintboard.customfields.service import Definition, read_definitions
 from sprintboard.customfields.values import FieldMatch, condition, parse_match
 from sprintboard.errors import InvalidRequest, NotFound
-from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
+from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw, render
 from sprintboard.workflows.service import BUILT_IN
 from sprintboard.workitems import fields
 from sprintboard.workitems.ordering import Order, SortKey
@@ -785,6 +785,9 @@ class TaskFilters:
     """An item's `$id` or key: every item below it, at any depth."""
     custom: Sequence[FieldMatch] = ()
     """`fields.<key>=...`: custom fields' values (`customfields.values.condition`)."""
+    condition: Any = None
+    """A query's condition (`GET /tasks?q=`): a SQLAlchemy expression on the items as `wi`
+    (`queries.compiler`), its values bound parameters."""
 
     def narrows_within_projects(self) -> bool:
         """Whether any filter beyond `project_id` applies."""
@@ -797,6 +800,7 @@ class TaskFilters:
             or self.search
             or self.parent
             or self.ancestor
+            or self.condition is not None
         )
 
 
@@ -855,13 +859,17 @@ BUILT_IN_NAMES = frozenset(name for name, _ in BUILT_IN)
 
 
 def custom_query(
-    db: Raw, workspace_id: str, wanted: dict[str, list[str]], sort: str | None
+    db: Raw,
+    workspace_id: str,
+    wanted: dict[str, list[str]],
+    sort: str | None,
+    query: str | None = None,
 ) -> tuple[list[FieldMatch], dict[str, Definition]]:
     """`GET /tasks`' custom field filters (`fields.<key>` and their values) checked against
     the workspace's fields: 400 `unknown_field` naming the parameter for a key it lacks,
     `invalid_value` for a value the field cannot hold. Also answers the fields, for `sort`
-    (read only when a filter or the sort names one)."""
-    if not wanted and "fields." not in (sort or ""):
+    (read only when a filter, the sort or the query `q` may name one)."""
+    if not wanted and "fields." not in (sort or "") and "fields." not in (query or "").lower():
         return [], {}
     definitions = read_definitions(db, workspace_id)
     matches = []
@@ -990,6 +998,10 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
             f" OR {lower}(wi.description) LIKE {lower}(:search) ESCAPE '!')"
         )
         params["search"] = f"%{escaped}%"
+    if f.condition is not None:
+        query_clause, query_params = render(f.condition, db.dialect, "q_")
+        clauses.append(f"({query_clause})")
+        params.update(query_params)
     return below, source, " AND ".join(clauses), params
 
 

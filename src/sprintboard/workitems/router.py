@@ -16,11 +16,11 @@ from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.errors import PayloadTooLarge
 from sprintboard.events.service import EVENT_TYPES
 from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.queries import service as queries
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
 from sprintboard.workitems import bulk_create, fields, reads, relations, service
-from sprintboard.workitems.ordering import parse_sort
 from sprintboard.workitems.schemas import (
     BulkCreate,
     BulkUpdate,
@@ -72,7 +72,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     Rules the document cannot state: `workspaceId` or `projectId` is required (with both, the
     project is looked for in that workspace); `sort` names each field once; `priority` and
     `statusCategory` (comma-separated) take only their listed values, `status` only names;
-    a `cursor` continues only the list with the same filters and order that made it.
+    a `cursor` continues only the list with the same filters and order that made it;
+    `q` (a query, see the README's "Queries") must run (400 `invalid_query` with
+    `details.position` otherwise), and its `ORDER BY` with `sort` is 400 on `sort`.
 
     Custom fields: `fields.<key>=v1,v2` (any parameter named `fields.` and a field's key)
     keeps the items whose field holds any of the values (a multiselect any of its options;
@@ -84,7 +86,15 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         session, caller, workspace_id=query.workspace_id, project_id=query.project_id
     )
     custom, definitions = reads.custom_query(
-        raw(session), workspace_id, query.custom_filters(), query.sort
+        raw(session), workspace_id, query.custom_filters(), query.sort, query.q
+    )
+    condition, order = queries.list_order(
+        session,
+        caller=caller,
+        workspace_id=workspace_id,
+        text=query.q,
+        sort=query.sort,
+        custom=definitions,
     )
     filters = reads.TaskFilters(
         project_id=query.project_id,
@@ -96,8 +106,8 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         parent=query.parent_id or None,
         ancestor=query.ancestor_id or None,
         custom=custom,
+        condition=condition,
     )
-    order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite, custom=definitions)
     page = reads.list_items(
         session,
         workspace_id=workspace_id,

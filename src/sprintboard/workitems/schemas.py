@@ -365,6 +365,13 @@ class TaskQuery(PageQuery):
     ancestor_id: str | None = Field(
         None, alias="ancestorId", description="An item's `$id` or key: every item below it."
     )
+    q: str | None = Field(
+        None,
+        max_length=4_000,
+        description="A query (JQL-like: `status = DONE AND assignee = currentUser() ORDER BY "
+        "priority DESC`; see the README's Queries), combined with the other filters (AND). "
+        "Its `ORDER BY` replaces `sort` (both: 400 on `sort`).",
+    )
 
     def custom_filters(self) -> dict[str, list[str]]:
         """`fields.<key>=v1,v2`: the values asked for, by key."""
