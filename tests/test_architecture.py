@@ -28,6 +28,7 @@ DOMAINS = (
     "sprints",
     "projects",
     "invitations",
+    "integrations",
 )
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
@@ -65,6 +66,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("sprints", frozenset({"sprints"})),
     ("projects", frozenset({"projects"})),
     ("invitations", frozenset({"invitations"})),
+    ("integrations", frozenset({"integrations"})),  # (links items to pull requests, moves them)
     ("routers", frozenset()),  # every domain's `router.py`
     (
         "application",
