@@ -27,7 +27,8 @@ def test_an_integration_is_made_shown_changed_and_deleted(admin: Api, database: 
     }
     assert created["provider"] == "github"
     assert created["name"] == "GitHub"
-    assert created["onOpen"] is None and created["onMerge"] == "DONE"
+    assert created["onOpen"] is None
+    assert created["onMerge"] == "DONE"
     assert created["url"] == f"http://testserver/api/v1/integrations/{created['$id']}/hooks"
     assert len(created["secret"]) >= 32
 
@@ -35,7 +36,8 @@ def test_an_integration_is_made_shown_changed_and_deleted(admin: Api, database: 
     assert "secret" not in shown
     assert shown == {k: v for k, v in created.items() if k != "secret"}
     listed = admin.ok("GET", f"/workspaces/{workspace['$id']}/integrations")
-    assert listed["documents"] == [shown] and listed["total"] == 1
+    assert listed["documents"] == [shown]
+    assert listed["total"] == 1
 
     with database.engine.connect() as connection:
         stored = connection.execute(text("SELECT secret_encrypted FROM integrations")).scalar()
@@ -51,15 +53,18 @@ def test_an_integration_is_made_shown_changed_and_deleted(admin: Api, database: 
         ).scalar()
     assert created["secret"] not in str(stored)
     assert tuple(user) == ("GitHub", True)
-    assert keys == 0 and memberships == 0
+    assert keys == 0
+    assert memberships == 0
 
     changed = admin.ok(
         "PATCH", f"/integrations/{created['$id']}", {"name": "Our GitHub", "onOpen": "IN_REVIEW"}
     )
-    assert changed["name"] == "Our GitHub" and changed["onOpen"] == "IN_REVIEW"
+    assert changed["name"] == "Our GitHub"
+    assert changed["onOpen"] == "IN_REVIEW"
     assert changed["onMerge"] == "DONE"
     cleared = admin.ok("PATCH", f"/integrations/{created['$id']}", {"onMerge": None})
-    assert cleared["onMerge"] is None and cleared["onOpen"] == "IN_REVIEW"
+    assert cleared["onMerge"] is None
+    assert cleared["onOpen"] == "IN_REVIEW"
     for body, field, reason in [
         ({"secret": "mine"}, "secret", "read_only"),
         ({"provider": "gitlab"}, "provider", "read_only"),
@@ -126,7 +131,8 @@ def test_members_read_admins_manage_outsiders_see_nothing(admin: Api) -> None:
         f"/workspaces/{workspace['$id']}/integrations", json={"provider": "github"}
     )
     assert forbidden.status_code == 403
-    assert member_api.patch(f"/integrations/{created['$id']}", json={"name": "x"}).status_code == 403
+    renamed = member_api.patch(f"/integrations/{created['$id']}", json={"name": "x"})
+    assert renamed.status_code == 403
     assert member_api.delete(f"/integrations/{created['$id']}").status_code == 403
 
     for response in (
