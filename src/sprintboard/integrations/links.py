@@ -41,8 +41,13 @@ def first_time(session: Session, integration: Integration, delivery_id: str) -> 
     }
     dialect = session.get_bind().dialect.name
     insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(IntegrationDelivery).values(**values).on_conflict_do_nothing()
-    return bool(session.execute(statement).rowcount)  # type: ignore[attr-defined]
+    statement = (
+        insert(IntegrationDelivery)
+        .values(**values)
+        .on_conflict_do_nothing()
+        .returning(IntegrationDelivery.delivery_id)
+    )
+    return session.execute(statement).first() is not None
 
 
 @dataclass(frozen=True, slots=True)
