@@ -30,6 +30,7 @@ from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.serverkey import SecretBox
 from sprintboard.workitems import reads
+from sprintboard.workitems.schemas import ItemQuery
 
 router = api_router(tags=["integrations"])
 
@@ -213,8 +214,10 @@ def one_answer(answer: hooks.Answer) -> Response:
     responses=error_responses(404),
     summary="A work item's pull requests and commits",
 )
-async def list_links(ref: TaskRef, session: SessionDep, caller: CallerDep) -> Response:
+async def list_links(
+    ref: TaskRef, session: SessionDep, caller: CallerDep, query: ItemQuery
+) -> Response:
     """Oldest first: one per pull request (its `state` kept current) and one per commit."""
-    item = reads.read_visible_item(session, caller, ref)
+    item = reads.read_visible_item(session, caller, ref, workspace_id=query.workspace_id)
     found = links.read_links(session, item.record["$id"])
     return many(found, len(found))
