@@ -30,6 +30,7 @@ DOMAINS = (
     "projects",
     "queries",
     "invitations",
+    "integrations",
 )
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
@@ -69,6 +70,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("projects", frozenset({"projects"})),
     ("queries", frozenset({"queries"})),  # (compiles to conditions on work items, sprints...)
     ("invitations", frozenset({"invitations"})),
+    ("integrations", frozenset({"integrations"})),  # (links items to pull requests, moves them)
     ("routers", frozenset()),  # every domain's `router.py`
     (
         "application",

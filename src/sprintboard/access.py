@@ -19,6 +19,7 @@ from sprintboard.models import (
     Base,
     Comment,
     CustomField,
+    Integration,
     Invitation,
     Notification,
     Project,
@@ -401,6 +402,23 @@ def access_webhook(
     session: Session, caller: Caller, webhook_id: str
 ) -> tuple[Webhook, WorkspaceAccess]:
     return _access_one(session, caller, Webhook, "Webhook", Webhook.id == webhook_id)
+
+
+def access_integration(
+    session: Session, caller: Caller, integration_id: str
+) -> tuple[Integration, WorkspaceAccess]:
+    return _access_one(
+        session, caller, Integration, "Integration", Integration.id == integration_id
+    )
+
+
+def integration_for_hook(session: Session, integration_id: str) -> Integration:
+    """The integration a forge's hook names, for anyone: the hook's signature, checked
+    next, is its credential (an unknown integration is 404, as the contract says)."""
+    integration = session.get(Integration, integration_id)
+    if integration is None:
+        raise NotFound("Integration")
+    return integration
 
 
 def access_invitation(

@@ -38,6 +38,7 @@ from sprintboard.http.routing import RouteIndex
 from sprintboard.identity import service as identity_service
 from sprintboard.identity import sessions
 from sprintboard.identity.router import router as identity_router
+from sprintboard.integrations.router import router as integrations_router
 from sprintboard.invitations.router import router as invitations_router
 from sprintboard.logs import configure_logging
 from sprintboard.pages import WebPages
@@ -62,6 +63,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     events_router,
     invitations_router,
     audit_router,
+    integrations_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

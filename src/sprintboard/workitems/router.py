@@ -16,6 +16,8 @@ from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.errors import PayloadTooLarge
 from sprintboard.events.service import EVENT_TYPES
 from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.integrations import links
+from sprintboard.integrations.schemas import TaskWithLinks
 from sprintboard.queries import service as queries
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
@@ -196,15 +198,17 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
 
 @router.get(
     "/tasks/{taskId}",
-    response_model=One[TaskDetail],
+    response_model=One[TaskWithLinks],
     responses=error_responses(404),
     summary="Get a work item by `$id` or key",
 )
 async def get_task(
     ref: TaskRef, session: SessionDep, caller: CallerDep, query: ItemQuery
 ) -> Response:
+    """Adds `links`: the item's pull requests and commits (contract §20)."""
     item = reads.read_visible_item(session, caller, ref, workspace_id=query.workspace_id)
-    return one(item.record, headers={"ETag": item.etag})
+    record = {**item.record, "links": links.read_links(session, item.record["$id"])}
+    return one(record, headers={"ETag": item.etag})
 
 
 @router.patch(
