@@ -35,6 +35,8 @@ TYPES = ("TASK", "BUG", "STORY", "EPIC")
 CATEGORIES = {"to do": "TODO", "in progress": "IN_PROGRESS", "done": "DONE"}
 """Jira's `Status Category` column, as §17's categories."""
 NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
+STATUS_LIMIT = 30
+"""A project's statuses at most (§17), checked before any is created."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,12 @@ def match(plan: Plan, records: Records, choices: Choices) -> Matched:
         seen_type[(row.jira.type, _type(row, matcher, matched))] += 1
         if row.jira.assignee:
             seen_person[(row.jira.assignee, _assignee(row, matcher, matched))] += 1
+    total = len(records.statuses) + len(matched.new_statuses)
+    if total > STATUS_LIMIT:
+        raise ValueError(
+            f"--create-missing would give the project {total} statuses, over the "
+            f"{STATUS_LIMIT} a project may have: map some with --map-status"
+        )
     matched.notes += _table("Jira status → status:", seen_status)
     matched.notes += _table("Jira issue type → type:", seen_type)
     matched.notes += _table("Jira assignee → member:", seen_person)
