@@ -169,6 +169,21 @@ class Client:
     def create_project(self, workspace_id: str, **fields: Any) -> Json:
         return self._one("POST", f"/workspaces/{workspace_id}/projects", fields)
 
+    def statuses(self, project_id: str) -> list[Json]:
+        """In position order, all at once (a project has at most 30)."""
+        documents: list[Json] = self.request("GET", f"/projects/{project_id}/statuses")["documents"]
+        return documents
+
+    def create_status(self, project_id: str, **fields: Any) -> Json:
+        return self._one("POST", f"/projects/{project_id}/statuses", fields)
+
+    def work_item_types(self, workspace_id: str) -> list[Json]:
+        """The workspace's custom types (TASK, BUG, STORY and EPIC always exist besides)."""
+        return list(self.pages(f"/workspaces/{workspace_id}/work-item-types"))
+
+    def create_work_item_type(self, workspace_id: str, name: str) -> Json:
+        return self._one("POST", f"/workspaces/{workspace_id}/work-item-types", {"name": name})
+
     # Work items.
 
     def tasks(self, workspace_id: str, **filters: Any) -> Iterator[Json]:

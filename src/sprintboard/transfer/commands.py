@@ -7,6 +7,7 @@ They need no database and no server settings, only `SPRINTBOARD_URL` and
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 from pathlib import Path
@@ -26,7 +27,16 @@ def add_commands(commands: Any) -> None:
         description="Check every row of FILE, then (unless --dry-run) write it all into project "
         "P of workspace W through the API: sprints, items (with bulk create), parents, "
         "relations, comments and time logs. Nothing is written if any row is bad; each bad row "
-        f"is named with its line number. {ENVIRONMENT}",
+        "is named with the line its record starts on, in the file's order, with the option "
+        "that resolves it. Progress goes to standard error. "
+        f"{ENVIRONMENT}",
+        epilog="Jira CSV (Export > Export Excel CSV (all fields)): the Assignee is matched "
+        "to a member by email, else by name when exactly one member has it; Reporter and "
+        "Creator are not imported. A blank or missing Status gives the project's default "
+        "status. A status or type matches the project's by name or label (any case, spaces "
+        "ignored). Sprints are created in the order Jira made them, with Jira's names. "
+        "Exit status: 0 imported (or dry run good), 1 bad rows or the API refused, "
+        "2 a bad command line or an unreadable file.",
     )
     importer.add_argument("format", choices=("jira-csv", "csv", "json"), help="the file's format")
     importer.add_argument("file", type=Path, help="the file to import ('-' for standard input)")
@@ -40,16 +50,52 @@ def add_commands(commands: Any) -> None:
         action="append",
         default=[],
         metavar="JIRA=STATUS",
-        help="jira-csv: map a Jira status to one of ours (repeatable), e.g. 'Ready=TODO'",
+        help="jira-csv: map a Jira status to one of the project's (repeatable; wins over "
+        "every match), e.g. 'Ready=TODO'",
     )
     importer.add_argument(
         "--map-type",
         action="append",
         default=[],
         metavar="JIRA=TYPE",
-        help="jira-csv: map a Jira issue type to one of ours (repeatable), e.g. 'Spike=TASK'",
+        help="jira-csv: map a Jira issue type to one of the workspace's (repeatable; wins "
+        "over every match), e.g. 'Spike=TASK'",
     )
-
+    importer.add_argument(
+        "--map-assignee",
+        action="append",
+        default=[],
+        metavar="JIRA=EMAIL",
+        help="jira-csv: the member a Jira assignee is (repeatable; decided before matching "
+        "by email and name), e.g. 'Ada L.=ada@example.com'",
+    )
+    importer.add_argument(
+        "--unknown-assignees",
+        choices=("refuse", "skip"),
+        default="refuse",
+        help="jira-csv: an assignee matching no member makes the row bad (refuse, the "
+        "default) or is left out, the item imported unassigned and counted (skip)",
+    )
+    importer.add_argument(
+        "--missing-links",
+        choices=("refuse", "drop"),
+        default="refuse",
+        help="a parent or linked issue not in the file makes the row bad (refuse, the "
+        "default) or the link is left out and counted (drop)",
+    )
+    importer.add_argument(
+        "--create-missing",
+        action="store_true",
+        help="jira-csv: add each status the project lacks (its category from Jira's Status "
+        "Category column; 'Ready for QA' becomes READY_FOR_QA, labelled 'Ready for QA') and "
+        "each issue type the workspace lacks (as a custom type)",
+    )
+    importer.add_argument(
+        "--key-map",
+        type=Path,
+        metavar="FILE",
+        help="write a CSV 'original,new' of every imported item's key to FILE",
+    )
     exporter = commands.add_parser(
         "export",
         help="write a workspace (or one project) as JSON to standard output",
@@ -99,47 +145,83 @@ def _export(client: Client, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _import(client: Client, args: argparse.Namespace) -> int:
-    from sprintboard.transfer import formats, load
+    from sprintboard.transfer import formats, jira, load
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
 
     try:
-        statuses = _pairs(args.map_status, "--map-status")
-        types = _pairs(args.map_type, "--map-type")
+        choices = jira.Choices(
+            statuses=_pairs(args.map_status, "--map-status"),
+            types=_pairs(args.map_type, "--map-type"),
+            assignees=_pairs(args.map_assignee, "--map-assignee", upper=False),
+            skip_unknown_assignees=args.unknown_assignees == "skip",
+            create_missing=args.create_missing,
+        )
         text = sys.stdin.read() if str(args.file) == "-" else args.file.read_text("utf-8-sig")
-        plan = formats.read(args.format, text, statuses=statuses, types=types)
+        plan = formats.read(args.format, text)
+        say(f"{args.file}: {len(plan.rows)} rows read")
+        dropped = plan.drop_missing_links() if args.missing_links == "drop" else 0
+        matched = jira.Matched()
+        if args.format == "jira-csv":
+            records = jira.Records.read(client, args.workspace, args.project)
+            matched = jira.match(plan, records, choices)
     except (OSError, ValueError) as error:
         print(f"sprintboard: {args.file}: {error}", file=sys.stderr)
         return 2
-    for note in plan.notes:
-        print(note, file=sys.stderr)
+    for note in [*plan.notes, *matched.notes]:
+        say(note)
     problems = load.problems(client, plan, args.workspace)
     for problem in problems:
-        print(f"{args.file}: {problem}", file=sys.stderr)
+        say(f"{args.file}: {problem}")
     if problems:
         rows = len({p.split(":")[0] for p in problems})
-        print(f"sprintboard: {rows} bad rows; nothing was written", file=sys.stderr)
+        say(f"sprintboard: {rows} bad rows; nothing was written")
         return 1
+    new: dict[str, int] = {}
+    if args.create_missing:
+        new = {"statuses": len(matched.new_statuses), "types": len(matched.new_types)}
+    left_out = ""
+    if args.unknown_assignees == "skip":
+        left_out += f"; {matched.lost_assignees} rows without their unknown assignee"
+    if args.missing_links == "drop":
+        left_out += f"; {dropped} links to issues outside the file left out"
     if args.dry_run:
-        counts = load.summary(plan)
-        print("dry run: would create " + _counts(counts) + "; nothing was written")
+        counts = {**new, **load.summary(plan)}
+        print(f"dry run: would create {_counts(counts)}{left_out}; nothing was written")
         return 0
-
-    def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    counts = load.write(
-        client, plan, workspace_id=args.workspace, project_id=args.project, progress=progress
+    jira.create_missing(
+        client, matched, workspace_id=args.workspace, project_id=args.project, progress=say
     )
-    print("imported " + _counts(counts))
+    keys: dict[str, str] = {}
+    counts = load.write(
+        client, plan, workspace_id=args.workspace, project_id=args.project, progress=say, keys=keys
+    )
+    if args.key_map is not None:
+        try:
+            _write_key_map(args.key_map, keys)
+        except OSError as error:
+            say(f"sprintboard: {args.key_map}: {error.strerror or error} (the import is done)")
+            return 1
+        say(f"key map: {len(keys)} keys written to {args.key_map}")
+    print(f"imported {_counts({**new, **counts})}{left_out}")
     return 0
 
 
-def _pairs(values: list[str], option: str) -> dict[str, str]:
+def _write_key_map(path: Path, keys: dict[str, str]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(("original", "new"))
+        writer.writerows(keys.items())
+
+
+def _pairs(values: list[str], option: str, *, upper: bool = True) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for value in values:
         source, sep, target = value.rpartition("=")
         if not sep or not source.strip() or not target.strip():
             raise ValueError(f"{option} {value!r}: expected FROM=TO")
-        pairs[source.strip()] = target.strip().upper()
+        pairs[source.strip()] = target.strip().upper() if upper else target.strip()
     return pairs
 
 

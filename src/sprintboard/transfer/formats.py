@@ -6,41 +6,13 @@ import csv
 import io
 import json
 import re
-from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from sprintboard.transfer.plan import ITEM_FIELDS, Json, Plan, Row, SprintPlan
+from sprintboard.transfer.plan import ITEM_FIELDS, JiraCells, Json, Plan, Row, SprintPlan
 from sprintboard.workitems.fields import PLAIN, ItemField
 
-JIRA_STATUSES = {
-    "backlog": "BACKLOG",
-    "open": "TODO",
-    "to do": "TODO",
-    "todo": "TODO",
-    "selected for development": "TODO",
-    "reopened": "TODO",
-    "in progress": "IN_PROGRESS",
-    "in development": "IN_PROGRESS",
-    "in review": "IN_REVIEW",
-    "code review": "IN_REVIEW",
-    "review": "IN_REVIEW",
-    "qa": "IN_REVIEW",
-    "done": "DONE",
-    "closed": "DONE",
-    "resolved": "DONE",
-}
-JIRA_TYPES = {
-    "story": "STORY",
-    "bug": "BUG",
-    "task": "TASK",
-    "epic": "EPIC",
-    "sub-task": "TASK",
-    "subtask": "TASK",
-    "improvement": "TASK",
-    "new feature": "STORY",
-}
 JIRA_PRIORITIES = {
     "highest": "URGENT",
     "blocker": "URGENT",
@@ -68,7 +40,23 @@ STORY_POINT_COLUMNS = (
     "Custom field (Story Points)",
     "Custom field (Story point estimate)",
 )
-JIRA_DATES = ("%Y-%m-%d", "%d/%b/%y %I:%M %p", "%d/%b/%y", "%d/%b/%Y %I:%M %p", "%Y-%m-%d %H:%M")
+# Jira's date formats, by its "Day/Month/Year" settings: `22/Sep/25 9:26 AM`, `16/02/2017
+# 15:26`; ISO (`2025-09-22`, `2025-09-22T09:26:00.000+0200`) is read by `fromisoformat`.
+JIRA_DATES = (
+    "%d/%b/%y %I:%M %p",
+    "%d/%b/%y %H:%M",
+    "%d/%b/%y",
+    "%d/%b/%Y %I:%M %p",
+    "%d/%b/%Y %H:%M",
+    "%d/%b/%Y",
+    "%d/%m/%Y %H:%M",
+    "%d/%m/%Y",
+    "%d/%m/%y %H:%M",
+    "%d/%m/%y",
+    "%Y-%m-%d %H:%M",
+    "%Y/%m/%d %H:%M",
+    "%Y/%m/%d",
+)
 LINK_COLUMN = re.compile(r"^(Inward|Outward) issue link \((.+)\)$", re.IGNORECASE)
 _CSV_PLAIN = tuple(f for f in PLAIN if f.exported)
 """The plain fields our CSV carries, each in a column of its API name, read by its kind."""
@@ -88,9 +76,9 @@ OWN_COLUMNS = (
 )
 
 
-def read(kind: str, text: str, *, statuses: Mapping[str, str], types: Mapping[str, str]) -> Plan:
+def read(kind: str, text: str) -> Plan:
     if kind == "jira-csv":
-        return read_jira_csv(text, statuses=statuses, types=types)
+        return read_jira_csv(text)
     if kind == "csv":
         return read_csv(text)
     if kind == "json":
@@ -98,41 +86,33 @@ def read(kind: str, text: str, *, statuses: Mapping[str, str], types: Mapping[st
     raise ValueError(f"unknown format {kind!r}: jira-csv, csv or json")
 
 
-def read_jira_csv(
-    text: str, *, statuses: Mapping[str, str] = {}, types: Mapping[str, str] = {}
-) -> Plan:
-    """Jira's "Export Excel CSV (all fields)": one row per issue, repeated columns for lists."""
+def read_jira_csv(text: str) -> Plan:
+    """Jira's "Export Excel CSV (all fields)": one row per issue, repeated columns for lists.
+
+    Statuses, types and assignees are kept as Jira wrote them (`Row.jira`): `transfer.jira`
+    matches them to the workspace's records.
+    """
     header, records = _records(text)
-    status_map = {**JIRA_STATUSES, **{k.lower(): v for k, v in statuses.items()}}
-    type_map = {**JIRA_TYPES, **{k.lower(): v for k, v in types.items()}}
     ids: dict[str, str] = {}
     rows: list[Row] = []
-    sprint_names: list[str] = []
-    seen_status: Counter[tuple[str, str]] = Counter()
-    seen_type: Counter[tuple[str, str]] = Counter()
+    row_sprints: dict[int, list[str]] = {}
+    first_issue: dict[str, tuple[int, int]] = {}
     for line, values in records:
         cells = _Cells(header, values)
         key = cells.one("Issue key")
         row = Row(line=line, ref=key or f"line {line}", fields={})
         if not key:
             row.errors.append("Issue key: required")
-        if issue_id := cells.one("Issue id"):
+        issue_id = cells.one("Issue id")
+        if issue_id:
             ids[issue_id] = row.ref
         row.fields["title"] = cells.one("Summary")
-        status = cells.one("Status")
-        mapped = status_map.get(status.lower())
-        seen_status[(status, mapped or "?")] += 1
-        if mapped is None:
-            row.errors.append(f"status {status!r} has no mapping: add --map-status '{status}=TODO'")
-        else:
-            row.fields["status"] = mapped
-        kind = cells.one("Issue Type")
-        mapped_type = type_map.get(kind.lower())
-        seen_type[(kind, mapped_type or "?")] += 1
-        if mapped_type is None:
-            row.errors.append(f"issue type {kind!r} has no mapping: add --map-type '{kind}=TASK'")
-        else:
-            row.fields["type"] = mapped_type
+        row.jira = JiraCells(
+            status=cells.one("Status"),
+            category=cells.one("Status Category"),
+            type=cells.one("Issue Type"),
+            assignee=cells.one("Assignee"),
+        )
         if priority := cells.one("Priority"):
             if priority.lower() in JIRA_PRIORITIES:
                 row.fields["priority"] = JIRA_PRIORITIES[priority.lower()]
@@ -142,17 +122,16 @@ def read_jira_csv(
             row.fields["description"] = description
         if labels := [label for label in cells.all("Labels") if label]:
             row.fields["labels"] = labels
-        if assignee := cells.one("Assignee"):
-            row.assignees = [assignee]
         points = next((v for c in STORY_POINT_COLUMNS if (v := cells.one(c))), "")
         if points:
             row.fields["storyPoints"] = _number(points, "story points", row)
         if due := cells.one("Due date"):
             row.fields["dueDate"] = _jira_date(due, row)
-        sprints = [s for s in cells.all("Sprint") if s]
-        if sprints:
-            row.sprint = sprints[-1]
-            sprint_names.extend(s for s in sprints if s not in sprint_names)
+        if sprints := [s for s in cells.all("Sprint") if s]:
+            row_sprints[id(row)] = sprints
+            made = (0, int(issue_id)) if issue_id.isdigit() else (1, line)
+            for sprint in sprints:
+                first_issue[sprint] = min(first_issue.get(sprint, made), made)
         row.parent = (
             cells.one("Parent id")
             or cells.one("Parent")
@@ -165,15 +144,17 @@ def read_jira_csv(
                 kind_of_link = JIRA_LINKS.get((side, name), "relates_to")
                 row.relations.append((kind_of_link, value))
         rows.append(row)
+    # Jira lists rows (and so sprints) newest first; its sprint ids are not in the file, but a
+    # sprint's oldest issue tells when it was made, near enough to keep Sprint 1 before 2.
+    sprint_names = sorted(first_issue, key=lambda name: first_issue[name])
+    for row in rows:
+        if id(row) in row_sprints:
+            row.sprint = max(row_sprints[id(row)], key=sprint_names.index)  # (its newest)
     rows = _in_key_order(rows)
     for row in rows:
         if row.parent is not None:
             row.parent = ids.get(row.parent, row.parent)
-    notes = ["Jira status → status:"]
-    notes += [f"  {src!r} → {dst} ({n} rows)" for (src, dst), n in sorted(seen_status.items())]
-    notes.append("Jira issue type → type:")
-    notes += [f"  {src!r} → {dst} ({n} rows)" for (src, dst), n in sorted(seen_type.items())]
-    notes.append("Reporter and Created are not imported: items are created by the importing key.")
+    notes = ["Reporter and Created are not imported: items are created by the importing key."]
     return Plan(rows=rows, sprints=[SprintPlan(ref=n, name=n) for n in sprint_names], notes=notes)
 
 
@@ -241,6 +222,7 @@ def read_json(text: str) -> Plan:
             assignees=list(item.get("assignees", [])),
             sprint=item.get("sprintId"),
             parent=item.get("parentId"),
+            original_key=item.get("key"),
             comments=[c["body"] for c in item.get("comments", [])],
             time_logs=[
                 {k: log[k] for k in ("hours", "date", "note") if log.get(k) is not None}
@@ -259,16 +241,19 @@ class _Cells:
     """One CSV record, read by column name; Jira repeats a column for each value of a list."""
 
     def __init__(self, header: list[str], values: list[str]) -> None:
-        self._pairs = list(zip(header, values, strict=False))
+        self._cells = [(c, c.casefold(), v) for c, v in zip(header, values, strict=False)]
 
     def one(self, column: str) -> str:
-        return next((v.strip() for c, v in self._pairs if c == column and v.strip()), "")
+        """The first non-blank cell of the column, named in any case (`Due Date`)."""
+        name = column.casefold()
+        return next((v.strip() for _, c, v in self._cells if c == name and v.strip()), "")
 
     def all(self, column: str) -> list[str]:
-        return [v.strip() for c, v in self._pairs if c == column]
+        name = column.casefold()
+        return [v.strip() for _, c, v in self._cells if c == name]
 
     def items(self) -> Iterator[tuple[str, str]]:
-        return ((c, v.strip()) for c, v in self._pairs)
+        return ((c, v.strip()) for c, _, v in self._cells)
 
 
 def _records(text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
@@ -316,12 +301,19 @@ def _number(value: str, name: str, row: Row) -> Any:
 
 
 def _jira_date(value: str, row: Row) -> str | None:
+    try:
+        return datetime.fromisoformat(value).date().isoformat()
+    except ValueError:
+        pass
     for pattern in JIRA_DATES:
         try:
             return datetime.strptime(value, pattern).date().isoformat()
         except ValueError:
             continue
-    row.errors.append(f"due date: {value!r} is not a date Jira exports (e.g. 12/Dec/25)")
+    row.errors.append(
+        f"due date: {value!r} is not a date Jira exports "
+        "(e.g. 22/Sep/25 9:26 AM, 16/02/2017 15:26 or 2025-09-22)"
+    )
     return None
 
 

@@ -23,13 +23,20 @@ def problems(client: Client, plan: Plan, workspace_id: str) -> list[str]:
 
 
 def write(
-    client: Client, plan: Plan, *, workspace_id: str, project_id: str, progress: Progress
+    client: Client,
+    plan: Plan,
+    *,
+    workspace_id: str,
+    project_id: str,
+    progress: Progress,
+    keys: dict[str, str] | None = None,
 ) -> dict[str, int]:
     """Create the plan's sprints, items, parents, relations, comments and time logs, in order.
 
     Items are created in the plan's order with bulk create, so their keys keep that order;
     parents are set afterwards (a child may come before its parent in a file), then sprints
-    reach their status: completed ones first, one at a time, then the active one.
+    reach their status: completed ones first, one at a time, then the active one. `keys`
+    gets each item's original key (its `ref` in the file) and its new one.
     """
     members = member_emails(client, workspace_id)
     sprint_ids: dict[str, str] = {}
@@ -53,6 +60,8 @@ def write(
         ]
         for row, item in zip(chunk, client.bulk_create_tasks(bodies), strict=True):
             item_ids[row.ref] = item["$id"]
+            if keys is not None:
+                keys[row.original_key or row.ref] = item["key"]
         progress(f"items: {len(item_ids)}/{len(plan.rows)}")
 
     parents = [

@@ -37,6 +37,17 @@ class SprintPlan:
 
 
 @dataclass
+class JiraCells:
+    """What a Jira row says that only the workspace's records can decide: its status (with
+    Jira's category of it), its type and its assignee, matched by `transfer.jira`."""
+
+    status: str = ""
+    category: str = ""
+    type: str = ""
+    assignee: str = ""
+
+
+@dataclass
 class Row:
     line: int
     """Where the row starts in the file (1-based), for error messages."""
@@ -51,6 +62,9 @@ class Row:
     comments: list[str] = field(default_factory=list)
     time_logs: list[Json] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    original_key: str | None = None
+    """The item's key in the system it came from, when that is not `ref` (a JSON export)."""
+    jira: JiraCells | None = None
 
 
 @dataclass
@@ -59,6 +73,19 @@ class Plan:
     sprints: list[SprintPlan] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What the reader decided that the user should see (mappings, columns ignored)."""
+
+    def drop_missing_links(self) -> int:
+        """Leave out the parents and relations naming an item not in the file; how many."""
+        refs = {row.ref for row in self.rows}
+        dropped = 0
+        for row in self.rows:
+            if row.parent is not None and row.parent not in refs:
+                row.parent = None
+                dropped += 1
+            kept = [(kind, target) for kind, target in row.relations if target in refs]
+            dropped += len(row.relations) - len(kept)
+            row.relations = kept
+        return dropped
 
     def relations(self) -> list[tuple[str, str, str]]:
         """Each relation once, `(from, type, to)` in its stored direction."""
@@ -75,7 +102,8 @@ class Plan:
 
 
 def check(plan: Plan, *, members: dict[str, str]) -> list[str]:
-    """Every problem of the plan, one line each, naming the row's line; empty when all is good.
+    """Every problem of the plan, one line each, naming the row's line, in the file's order
+    (rows may be planned in another); empty when all is good.
 
     `members` maps a member's email (lower case) to their user id.
     """
@@ -83,7 +111,7 @@ def check(plan: Plan, *, members: dict[str, str]) -> list[str]:
     sprints = {sprint.ref for sprint in plan.sprints}
     problems: list[str] = []
     duplicates = _repeated(row.ref for row in plan.rows)
-    for row in plan.rows:
+    for row in sorted(plan.rows, key=lambda row: row.line):
         errors = list(row.errors)
         if row.ref in duplicates:
             errors.append(f"key {row.ref!r} appears more than once")
