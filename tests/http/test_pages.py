@@ -16,6 +16,10 @@ PAGES = [
     "/projects/abc/backlog",
     "/projects/abc/settings",
     "/tasks/WEB-12",
+    "/projects/abc/sprints",
+    "/projects/abc/sprints/def/report",
+    "/workspaces/abc/members",
+    "/account",
 ]
 
 
