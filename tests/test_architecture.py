@@ -79,6 +79,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "agents",
                 "agents_endpoint",
                 "app",
+                "assets",
                 "backup",
                 "cli",
                 "client",
