@@ -13,6 +13,7 @@ import * as backlogView from "./views/backlog/index.js";
 import * as boardView from "./views/board/index.js";
 import * as homeView from "./views/home.js";
 import * as itemView from "./views/item/index.js";
+import { installPalette } from "./views/search.js";
 import * as settingsView from "./views/settings/index.js";
 
 const main = document.getElementById("main");
@@ -175,6 +176,7 @@ window.addEventListener("popstate", route);
 window.addEventListener("sprintboard:signed-out", signedOut);
 
 async function start() {
+  installPalette({ navigate });
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;

@@ -11,7 +11,7 @@ let made = 0;
  * `{input, listbox, element, refresh}`: `suggest(text)` answers options `{label, hint?,
  * value}` (a promise), `onPick(option)` runs on Enter or a click; `label` names the input.
  */
-export function combobox({ label, suggest, onPick, placeholder = "", visibleLabel = true, delay = 150 }) {
+export function combobox({ label, suggest, onPick, placeholder = "", visibleLabel = true, delay = 150, escapeClosesList = true }) {
   made += 1;
   const id = `combo-${made}`;
   const listbox = h("ul", { role: "listbox", id: `${id}-list`, class: "listbox", "aria-label": `${label}: suggestions`, hidden: true });
@@ -90,7 +90,7 @@ export function combobox({ label, suggest, onPick, placeholder = "", visibleLabe
       clearTimeout(timer);
       if (!listbox.hidden && active >= 0) pick(active);
       else refresh().then(() => pick(active));
-    } else if (event.key === "Escape" && !listbox.hidden) {
+    } else if (event.key === "Escape" && escapeClosesList && !listbox.hidden) {
       // The list closes first; a second Esc closes the dialog around it.
       event.preventDefault();
       event.stopPropagation();
