@@ -7,8 +7,10 @@ browser that cannot start fails the tests rather than skipping them.
 """
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +31,9 @@ from playwright.sync_api import (
 from tests.servers import Server, running_server
 
 CHROMIUM = os.environ.get("SPRINTBOARD_TEST_CHROMIUM", "/usr/bin/chromium")
+AXE_VERSION = "4.14.1"
+"""axe-core, installed from npm by the `axe` fixture (MPL-2.0; not shipped in this repository)."""
+CACHE = Path(os.environ.get("SPRINTBOARD_TEST_CACHE", Path.home() / ".cache" / "sprintboard-tests"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 SPRINTBOARD = Path(sys.executable).with_name("sprintboard")
 
@@ -104,6 +109,52 @@ def api(base_url: str, admin_key: str) -> Iterator[httpx.Client]:
         timeout=30,
     ) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def axe() -> Path:
+    """axe-core's browser script, installed with npm into a cache folder on first use. A
+    missing npm or a failed install fails the accessibility tests: they never skip."""
+    folder = CACHE / f"axe-core-{AXE_VERSION}"
+    script = folder / "node_modules" / "axe-core" / "axe.min.js"
+    if script.exists():
+        return script
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is needed to install axe-core for the accessibility checks")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    # Installed beside, then renamed: two test processes may install it at once.
+    staging = Path(tempfile.mkdtemp(dir=CACHE, prefix="axe-core-"))
+    flags = ["--no-audit", "--no-fund", "--ignore-scripts"]
+    done = subprocess.run(
+        [npm, "install", "--prefix", str(staging), *flags, f"axe-core@{AXE_VERSION}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        pytest.fail(f"npm could not install axe-core {AXE_VERSION}: {done.stderr[-2000:]}")
+    try:
+        staging.rename(folder)
+    except OSError:  # another process got there first: its copy is the same
+        shutil.rmtree(staging, ignore_errors=True)
+    if not script.exists():
+        pytest.fail(f"axe-core {AXE_VERSION} installed without {script.name}")
+    return script
+
+
+def serious_violations(page: Page, axe: Path) -> list[str]:
+    """axe-core's serious and critical findings on the page as it is now (its default rules)."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe))
+    results = page.evaluate("async () => (await axe.run(document)).violations")
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+        for v in results
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 @pytest.fixture(scope="package")

@@ -33,7 +33,7 @@ def test_the_drawer_lists_the_items_pull_requests_and_commits(page: Page, board:
     httpx.post(integration["url"], content=body, headers=headers).raise_for_status()
 
     drawer = open_drawer(page, board, key)
-    code = drawer.get_by_role("region", name="Code")
+    code = drawer.locator("section", has=page.get_by_role("heading", name="Code", exact=True))
     pull_request = code.locator('[data-link-kind="pull_request"]')
     expect(pull_request).to_contain_text(re.compile(r"Pull request #2: .*the login page"))
     expect(pull_request).to_have_attribute("data-state", "open")

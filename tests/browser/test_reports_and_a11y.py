@@ -8,9 +8,7 @@ from typing import Any
 
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.conftest import Board, open_signed_in, screenshot
-
-AXE = Path(__file__).with_name("axe.min.js")
+from tests.browser.conftest import Board, open_signed_in, screenshot, serious_violations
 
 
 def contract_report(sprint_id: str) -> dict[str, Any]:
@@ -75,34 +73,25 @@ def test_the_real_report_endpoints_render_or_say_why_not(
     expect(velocity.locator(".empty")).to_be_visible()
 
 
-def serious_violations(page: Page) -> list[str]:
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    results = page.evaluate("async () => (await axe.run(document)).violations")
-    return [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-        for v in results
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
-def test_no_serious_accessibility_violations(page: Page, board: Board, admin_key: str) -> None:
+def test_no_serious_accessibility_violations(
+    page: Page, board: Board, admin_key: str, axe: Path
+) -> None:
     page.goto("/")
     page.wait_for_function("document.body.dataset.ready")
-    assert serious_violations(page) == []
+    assert serious_violations(page, axe) == []
     open_signed_in(page, admin_key, f"/projects/{board.project['$id']}/board")
     expect(page.locator(".card")).to_have_count(4)
-    assert serious_violations(page) == []
+    assert serious_violations(page, axe) == []
     page.locator("select[name=lanes]").select_option("assignee")
     expect(page.locator(".lane-title")).to_have_count(2)
-    assert serious_violations(page) == []
+    assert serious_violations(page, axe) == []
     page.locator(f'[data-key="{board.items["Set up CI"]["key"]}"]').click()
     expect(page.get_by_role("dialog").get_by_label("Title")).to_be_visible()
-    assert serious_violations(page) == []
+    assert serious_violations(page, axe) == []
     page.keyboard.press("Escape")
     page.goto(f"/projects/{board.project['$id']}/backlog")
     expect(page.locator(".row")).to_have_count(6)
-    assert serious_violations(page) == []
+    assert serious_violations(page, axe) == []
     page.keyboard.press("?")
     expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
-    assert serious_violations(page) == []
+    assert serious_violations(page, axe) == []

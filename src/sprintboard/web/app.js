@@ -14,6 +14,7 @@ import * as boardView from "./views/board/index.js";
 import * as homeView from "./views/home.js";
 import * as itemView from "./views/item/index.js";
 import * as meView from "./views/me/index.js";
+import { installPalette } from "./views/search.js";
 import * as settingsView from "./views/settings/index.js";
 import * as sprintsView from "./views/sprints/index.js";
 import * as reportView from "./views/sprints/report.js";
@@ -185,6 +186,7 @@ window.addEventListener("popstate", route);
 window.addEventListener("sprintboard:signed-out", signedOut);
 
 async function start() {
+  installPalette({ navigate });
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;

@@ -14,6 +14,7 @@ export function busy(event) {
 
 export const SHORTCUTS = [
   ["?", "Show these shortcuts"],
+  ["Ctrl + K, ⌘K", "Search items, run actions"],
   ["b", "Go to the board"],
   ["l", "Go to the backlog"],
   ["c", "Create a work item (backlog)"],

@@ -6,6 +6,7 @@ import { fill, h, link } from "../lib/dom.js";
 import { showShortcuts } from "../lib/keyboard.js";
 import { store } from "../store.js";
 import { openInbox } from "./inbox.js";
+import { openPalette } from "./search.js";
 
 /** `signOut()` is the button's; `signedOut()` runs when the count finds the session gone. */
 export function mount(root, { signOut, signedOut }) {
@@ -30,6 +31,7 @@ export function mount(root, { signOut, signedOut }) {
   }
 
   fill(root,
+    h("button", { type: "button", class: "ghost", onclick: openPalette, title: "Search (Ctrl+K)" }, "Search"),
     h("button", { type: "button", id: "inbox-button", class: "ghost", onclick: () => openInbox({ onRead: refreshUnread }), "aria-label": "Inbox" },
       "Inbox ", h("span", { id: "unread", class: "count" }, "0")),
     h("button", { type: "button", class: "ghost", onclick: showShortcuts, "aria-label": "Keyboard shortcuts", title: "Keyboard shortcuts (?)" }, "?"),

@@ -1,14 +1,15 @@
-// The drawer's edit form: the item's fields as controls, and what of them the person changed.
-// Fields with rules of their own (title, status, type, assignees, labels, description) have
-// their own controls; every other plain field is drawn from the server's descriptors by its
-// kind, so a field added to the server's registry shows here with no change to this file.
+// The item's fields, edited in place: a choice is saved when it is made, a text when it loses
+// focus (or on Enter); there is no Save button. Fields with rules of their own (title, status,
+// type, assignees, labels) have their own controls; every other plain field is drawn from the
+// server's descriptors by its kind, so a field added to the server's registry shows here
+// with no change to this file. The description has its own section (description.js).
 
 import { h } from "../../lib/dom.js";
 import { meta } from "../../lib/enums.js";
 import { store } from "../../store.js";
 
-// The fields this form draws itself, or that the drawer changes elsewhere (the sprint and
-// parent have pickers, the position is the board's order).
+// The fields drawn elsewhere (the title, description, sprint and parent have their own
+// controls, the position is the board's order).
 const OWN = new Set(["title", "status", "type", "description", "assigneeIds", "labels", "sprintId", "parentId", "position"]);
 const KINDS = new Set(["text", "enum", "day", "real", "bool"]);
 
@@ -23,6 +24,8 @@ function options(values, current, labelOf = (value) => value) {
   return values.map((value) => h("option", { value, selected: value === current }, labelOf(value)));
 }
 
+const words = (value) => value.charAt(0) + value.slice(1).toLowerCase().replace(/_/g, " ");
+
 /** A control for a plain field of `descriptor`'s kind, showing `value`. */
 function control(descriptor, value) {
   const { name, kind, nullable, description } = descriptor;
@@ -30,70 +33,83 @@ function control(descriptor, value) {
   if (kind === "enum") {
     return h("select", { name, title },
       nullable ? h("option", { value: "", selected: value === null }, "—") : null,
-      options(descriptor.enum, value));
+      options(descriptor.enum, value, words));
   }
   if (kind === "day") return h("input", { name, title, type: "date", value: value || "" });
   if (kind === "real") return h("input", { name, title, type: "number", step: "any", value: value ?? "" });
   return h("input", { name, title, value: value ?? "", required: !nullable });
 }
 
-/** The value of plain field `descriptor` in `form`, as the API takes it. */
-function valueOf(descriptor, form) {
-  const element = form.elements[descriptor.name];
+/** The value of plain field `descriptor`'s control, as the API takes it. */
+function valueOf(descriptor, element) {
   if (descriptor.kind === "bool") return element.checked;
   const text = element.value;
   if (text === "") return descriptor.nullable ? null : text;
   return descriptor.kind === "real" ? Number(text) : text;
 }
 
+/** A text input that saves on blur and on Enter, only when its text changed. */
+export function savedText(input, current, save) {
+  let saved = current;
+  const commit = () => {
+    const value = input.value.trim();
+    if (value === saved || (input.required && !value)) {
+      if (!value) input.value = saved;
+      return;
+    }
+    saved = value;
+    save(value);
+  };
+  input.addEventListener("blur", commit);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && input.tagName === "INPUT") {
+      event.preventDefault();
+      commit();
+    } else if (event.key === "Escape" && input.value.trim() !== saved) {
+      event.preventDefault();
+      event.stopPropagation();
+      input.value = saved;
+    }
+  });
+  return input;
+}
+
 /**
- * The form of `item`'s fields; `types` are the workspace's, `statuses` the project's,
- * `onSave(form)` its submit.
+ * The item's properties as controls; `types` are the workspace's, `statuses` the project's,
+ * `save(body)` sends a change (a PATCH body).
  */
-export function fieldsForm(item, { types, statuses }, onSave) {
-  const plain = plainFields();
+export function properties(item, { types, statuses }, save) {
   const names = statuses.map((s) => s.name);
   const statusValues = names.includes(item.status) ? names : [...names, item.status];
   const labelOf = (name) => statuses.find((s) => s.name === name)?.label || name;
-  const form = h("form", { class: "edit", "aria-label": "Edit work item" },
-    field("Title", h("input", { name: "title", value: item.title, required: true, maxlength: "255" })),
-    h("div", { class: "row" },
-      field("Status", h("select", { name: "status" }, options(statusValues, item.status, labelOf))),
-      field("Type", h("select", { name: "type" }, options(types, item.type))),
-      plain.filter((f) => f.kind !== "bool").map((f) => field(f.label, control(f, item[f.name] ?? null)))),
-    h("fieldset", { class: "assignees-field" }, h("legend", {}, "Assignees"),
-      store.members.map((member) => h("label", { class: "check" },
-        h("input", { type: "checkbox", name: "assigneeIds", value: member.userId, checked: item.assigneeIds.includes(member.userId) }),
-        ` ${member.name}`))),
-    field("Labels (comma-separated)", h("input", { name: "labels", value: item.labels.join(", ") })),
-    plain.filter((f) => f.kind === "bool").map((f) => h("label", { class: "check", title: f.description || null },
-      h("input", { type: "checkbox", name: f.name, checked: Boolean(item[f.name]) }), ` ${f.label}`)),
-    field("Description", h("textarea", { name: "description", rows: "5" }, item.description || "")),
-    h("div", { class: "actions" }, h("button", { type: "submit" }, "Save")),
-  );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    onSave(form);
-  });
-  return form;
-}
+  const plain = plainFields();
+  const onChange = (name, read) => (event) => save({ [name]: read(event.currentTarget) });
 
-/** The fields of `form` that differ from `item`: the body of a PATCH. */
-export function changes(form, item) {
-  const values = form.elements;
-  const wanted = {
-    title: values.title.value.trim(),
-    status: values.status.value,
-    type: values.type.value,
-    assigneeIds: [...form.querySelectorAll("input[name=assigneeIds]:checked")].map((box) => box.value),
-    labels: values.labels.value.split(",").map((label) => label.trim()).filter(Boolean),
-    description: values.description.value === "" ? null : values.description.value,
-  };
-  for (const descriptor of plainFields()) wanted[descriptor.name] = valueOf(descriptor, form);
-  const body = {};
-  for (const [name, value] of Object.entries(wanted)) {
-    const current = item[name] ?? null;
-    if (JSON.stringify(current) !== JSON.stringify(value)) body[name] = value;
-  }
-  return body;
+  const status = h("select", { name: "status", onchange: onChange("status", (el) => el.value) }, options(statusValues, item.status, labelOf));
+  const type = h("select", { name: "type", onchange: onChange("type", (el) => el.value) }, options(types, item.type, words));
+  const plainControls = plain.filter((f) => f.kind !== "bool").map((f) => {
+    const element = control(f, item[f.name] ?? null);
+    element.addEventListener("change", () => {
+      if (element.required && !element.value.trim()) return;
+      save({ [f.name]: valueOf(f, element) });
+    });
+    return field(f.label, element);
+  });
+  const flags = plain.filter((f) => f.kind === "bool").map((f) => h("label", { class: "check", title: f.description || null },
+    h("input", { type: "checkbox", name: f.name, checked: Boolean(item[f.name]), onchange: onChange(f.name, (el) => el.checked) }), ` ${f.label}`));
+  const assignees = h("fieldset", { class: "assignees-field" }, h("legend", {}, "Assignees"),
+    store.members.map((member) => h("label", { class: "check" },
+      h("input", { type: "checkbox", name: "assigneeIds", value: member.userId, checked: item.assigneeIds.includes(member.userId) }),
+      ` ${member.name}`)));
+  assignees.addEventListener("change", () => save({
+    assigneeIds: [...assignees.querySelectorAll("input:checked")].map((box) => box.value),
+  }));
+  const labels = savedText(h("input", { name: "labels", value: item.labels.join(", ") }), item.labels.join(", "),
+    (text) => save({ labels: text.split(",").map((label) => label.trim()).filter(Boolean) }));
+
+  return h("div", { class: "properties", role: "group", "aria-label": "Properties" },
+    h("div", { class: "row" }, field("Status", status), field("Type", type), plainControls),
+    assignees,
+    field("Labels (comma-separated)", labels),
+    flags.length ? h("div", { class: "row" }, flags) : null);
 }

@@ -1,5 +1,6 @@
-// One work item: in a drawer over the board, or as its own page at /tasks/{key}. Edits are
-// sent with If-Match; a 412 means someone else changed it first, so the item is reloaded.
+// One work item: in a drawer over the board, or as its own page at /tasks/{key}. Every field
+// is edited in place and saved at once with If-Match; a 412 means someone else changed it
+// first, so the item is reloaded with their change.
 
 import * as api from "../../api.js";
 import { fill, h, link, openDialog, say } from "../../lib/dom.js";
@@ -9,8 +10,11 @@ import { loadWorkflow, statusLabel } from "../../lib/statuses.js";
 import { store } from "../../store.js";
 import { activity } from "./activity.js";
 import { comments, timeLogs } from "./comments.js";
-import { changes, fieldsForm } from "./fields.js";
-import { children, codeLinks, relations, section } from "./sections.js";
+import { deleteButton } from "./delete.js";
+import { description } from "./description.js";
+import { properties, savedText } from "./fields.js";
+import { parentPicker, relations, subItems } from "./relations.js";
+import { codeLinks, section } from "./sections.js";
 
 export function openItemDrawer(key) {
   const body = h("div", { class: "item" }, h("p", { class: "loading" }, "Loading…"));
@@ -19,6 +23,7 @@ export function openItemDrawer(key) {
   dialog.dataset.item = key;
   const stop = renderItem(body, key, {
     onLoaded: (item) => { dialog.querySelector("h2").textContent = `${item.key} ${item.title}`; },
+    onDeleted: () => dialog.close(),
   });
   dialog.addEventListener("close", stop);
   return dialog;
@@ -38,22 +43,31 @@ export async function mount(root, { key, setNav }) {
       setNav(project);
       store.connect(item.workspaceId);
     },
+    onDeleted: () => {
+      // The shell routes on popstate: the project's board, where the item was.
+      history.pushState(null, "", `/projects/${encodeURIComponent(body.dataset.projectId)}/board`);
+      window.dispatchEvent(new PopStateEvent("popstate"));
+    },
   });
 }
 
-function renderItem(root, key, { asPage = false, onLoaded } = {}) {
+function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
   let item = null;
   let etag = null;
   // The built-in types (those with icons) and the workspace's own, once read.
   let types = Object.keys(TYPE_ICONS);
   let statuses = [];
   let stopped = false;
+  let notice = null;
+  let meta = null;
+  let events = null;
 
   async function load(message) {
     const answer = await api.get(`/tasks/${encodeURIComponent(key)}`);
     item = answer.data;
     etag = answer.etag;
     key = item.key;
+    root.dataset.projectId = item.projectId;
     if (!store.members.length || store.members[0].workspaceId !== item.workspaceId) {
       store.members = await api.getAll(`/workspaces/${item.workspaceId}/members`, {}, 500);
     }
@@ -69,38 +83,54 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
     render(message);
   }
 
+  function metaLine() {
+    return [typeBadge(item.type), " ", priorityBadge(item.priority), " ",
+      h("span", { class: "pill" }, statusLabel(item.status, item.projectId)),
+      item.blocked ? h("span", { class: "blocked" }, " ⛔ blocked") : null,
+      " ", asPage ? null : link(`/tasks/${encodeURIComponent(item.key)}`, "Open as page", { onclick: () => root.closest("dialog")?.close() })];
+  }
+
   function render(message) {
-    const notice = h("p", { class: "notice", role: "status" }, message || "");
-    const form = fieldsForm(item, { types, statuses }, (edited) => save(edited, notice));
-    const kids = children(item);
-    const events = activity(item);
+    notice = h("p", { class: "notice", role: "status" }, message || "");
+    meta = h("p", { class: "item-meta" }, metaLine());
+    const title = savedText(h("input", { id: `title-${item.$id}`, name: "title", class: "title-input", value: item.title, required: true, maxlength: "255" }),
+      item.title, (value) => save({ title: value }));
+    const kids = subItems(item, load);
+    events = activity(item);
     fill(root,
-      asPage ? h("h1", {}, `${item.key} ${item.title}`) : null,
-      h("p", { class: "item-meta" },
-        typeBadge(item.type), " ", priorityBadge(item.priority), " ",
-        h("span", { class: "pill" }, statusLabel(item.status, item.projectId)),
-        item.blocked ? h("span", { class: "blocked" }, " ⛔ blocked") : null,
-        " ", asPage ? null : link(`/tasks/${encodeURIComponent(item.key)}`, "Open as page", { onclick: () => root.closest("dialog")?.close() })),
-      item.parent ? h("p", {}, "Parent: ", link(`/tasks/${encodeURIComponent(item.parent.key)}`, `${item.parent.key} ${item.parent.title}`)) : null,
+      asPage ? h("h1", { class: "sr-only" }, `${item.key} ${item.title}`) : null,
+      h("div", { class: "field title-field" }, h("label", { for: title.id }, "Title"), title),
+      meta,
       notice,
-      form,
-      section("Children", kids.element),
-      section("Relations", relations(item)),
+      section("Description", description(item, save)),
+      properties(item, { types, statuses }, save),
+      section("Parent", parentPicker(item, save)),
+      section("Sub-items", kids.element),
+      section("Relations", relations(item, load)),
       section("Code", codeLinks(item)),
       section(`Comments (${item.comments.length})`, comments(item, load)),
       section(`Time logged (${formatPoints(item.loggedHours)} h)`, timeLogs(item, load)),
       section("Activity", events.element),
+      h("p", { class: "actions danger-zone" }, deleteButton(item, () => etag, () => {
+        stopped = true;
+        store.items.delete(item.$id);
+        onDeleted();
+      })),
     );
     kids.load();
     events.load();
   }
 
-  async function save(form, notice) {
-    const body = changes(form, item);
-    if (!Object.keys(body).length) {
-      notice.textContent = "Nothing changed.";
-      return;
-    }
+  // Saves go one after another, each with the ETag the one before it answered: a person
+  // who tabs from the title to the status sends two, and the second must not be refused.
+  let saving = Promise.resolve();
+  function save(body) {
+    saving = saving.then(() => send(body));
+    return saving;
+  }
+
+  async function send(body) {
+    if (stopped) return;
     try {
       await store.beginChange([item.$id], () => Object.assign(store.items.get(item.$id) || {}, body), async () => {
         const answer = await api.patch(`/tasks/${item.$id}`, body, etag);
@@ -108,19 +138,22 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
         item = { ...item, ...answer.data };
         return [answer.data];
       });
-      render("Saved.");
-      say(`${item.key} saved`);
+      if ("parentId" in body) return void await load("Saved.");
+      notice.textContent = "Saved.";
+      fill(meta, metaLine());
+      if (onLoaded && "title" in body) await onLoaded(item);
+      events.load();
     } catch (error) {
       if (error.status === 412) {
         await load(`${item.key} was changed by someone else while you edited it. It has been reloaded with their changes; yours were not saved.`);
         say(`${item.key} changed elsewhere: reloaded`, { error: true });
       } else {
-        notice.textContent = `Not saved: ${api.describe(error)}`;
+        await load(`Not saved: ${api.describe(error)}`);
       }
     }
   }
 
-  // Whether an item from the stream is what is shown already: the echo of this drawer's own
+  // Whether an item from the stream is what is shown already: the echo of this view's own
   // save (which often arrives after the save's answer) or an older state. Not a later change,
   // even one made in the same millisecond: that one differs in a field.
   function shows(changed) {
@@ -130,14 +163,13 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   }
 
   const unsubscribe = store.subscribe((change) => {
-    if (!change.remote || !item || !change.event || change.event.subjectId !== item.$id) return;
+    if (stopped || !change.remote || !item || !change.event || change.event.subjectId !== item.$id) return;
     if (/^task\.(created|updated)$/.test(change.event.type) && shows(change.event.payload?.workItem)) return;
-    // Someone typing in any of the view's forms keeps what they typed: a reload would draw
-    // the forms anew (the stream's copy of their own comment once wiped the hours they were
+    // Someone typing in any of the view's fields keeps what they typed: a reload would draw
+    // them anew (the stream's copy of their own comment once wiped the hours they were
     // entering).
-    if ([...root.querySelectorAll("form")].some((form) => form.contains(document.activeElement))) {
-      const notice = root.querySelector(".notice");
-      if (notice) notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";
+    if (root.contains(document.activeElement) && document.activeElement.matches("input, textarea, select")) {
+      notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";
       return;
     }
     load("Updated by someone else.");
