@@ -105,7 +105,8 @@ def _import(client: Client, args: argparse.Namespace) -> int:
         statuses = _pairs(args.map_status, "--map-status")
         types = _pairs(args.map_type, "--map-type")
         text = sys.stdin.read() if str(args.file) == "-" else args.file.read_text("utf-8-sig")
-        plan = formats.read(args.format, text, statuses=statuses, types=types)
+        fields = client.fields(args.workspace) if args.format == "jira-csv" else []
+        plan = formats.read(args.format, text, statuses=statuses, types=types, fields=fields)
     except (OSError, ValueError) as error:
         print(f"sprintboard: {args.file}: {error}", file=sys.stderr)
         return 2

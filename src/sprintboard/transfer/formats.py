@@ -7,10 +7,11 @@ import io
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from sprintboard.transfer.custom import jira_columns, jira_values
 from sprintboard.transfer.plan import ITEM_FIELDS, Json, Plan, Row, SprintPlan
 from sprintboard.workitems.fields import PLAIN, ItemField
 
@@ -88,9 +89,17 @@ OWN_COLUMNS = (
 )
 
 
-def read(kind: str, text: str, *, statuses: Mapping[str, str], types: Mapping[str, str]) -> Plan:
+def read(
+    kind: str,
+    text: str,
+    *,
+    statuses: Mapping[str, str],
+    types: Mapping[str, str],
+    fields: Sequence[Json] = (),
+) -> Plan:
+    """`fields`: the workspace's custom fields, which Jira's `Custom field (<Name>)` fill."""
     if kind == "jira-csv":
-        return read_jira_csv(text, statuses=statuses, types=types)
+        return read_jira_csv(text, statuses=statuses, types=types, fields=fields)
     if kind == "csv":
         return read_csv(text)
     if kind == "json":
@@ -99,10 +108,15 @@ def read(kind: str, text: str, *, statuses: Mapping[str, str], types: Mapping[st
 
 
 def read_jira_csv(
-    text: str, *, statuses: Mapping[str, str] = {}, types: Mapping[str, str] = {}
+    text: str,
+    *,
+    statuses: Mapping[str, str] = {},
+    types: Mapping[str, str] = {},
+    fields: Sequence[Json] = (),
 ) -> Plan:
     """Jira's "Export Excel CSV (all fields)": one row per issue, repeated columns for lists."""
     header, records = _records(text)
+    custom = jira_columns(header, fields, (*STORY_POINT_COLUMNS, "Custom field (Epic Link)"))
     status_map = {**JIRA_STATUSES, **{k.lower(): v for k, v in statuses.items()}}
     type_map = {**JIRA_TYPES, **{k.lower(): v for k, v in types.items()}}
     ids: dict[str, str] = {}
@@ -164,6 +178,7 @@ def read_jira_csv(
                 side, name = match.group(1).lower(), match.group(2).lower()
                 kind_of_link = JIRA_LINKS.get((side, name), "relates_to")
                 row.relations.append((kind_of_link, value))
+        jira_values(custom, cells.all, row)
         rows.append(row)
     rows = _in_key_order(rows)
     for row in rows:
@@ -174,6 +189,9 @@ def read_jira_csv(
     notes.append("Jira issue type → type:")
     notes += [f"  {src!r} → {dst} ({n} rows)" for (src, dst), n in sorted(seen_type.items())]
     notes.append("Reporter and Created are not imported: items are created by the importing key.")
+    if custom.ignored:
+        notes.append("Columns not imported (no custom field of that name, or a user field):")
+        notes += [f"  {column!r}" for column in custom.ignored]
     return Plan(rows=rows, sprints=[SprintPlan(ref=n, name=n) for n in sprint_names], notes=notes)
 
 
@@ -252,7 +270,7 @@ def read_json(text: str) -> Plan:
     for relation in project.get("relations", []):
         if relation["from"] in by_id:
             by_id[relation["from"]].relations.append((relation["type"], relation["to"]))
-    return Plan(rows=rows, sprints=sprints)
+    return Plan(rows=rows, sprints=sprints, custom_fields=list(document.get("fields") or []))
 
 
 class _Cells:

@@ -59,6 +59,9 @@ class Plan:
     sprints: list[SprintPlan] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What the reader decided that the user should see (mappings, columns ignored)."""
+    custom_fields: list[Json] = field(default_factory=list)
+    """Custom fields the items' values need (an export's), made where the workspace lacks
+    them."""
 
     def relations(self) -> list[tuple[str, str, str]]:
         """Each relation once, `(from, type, to)` in its stored direction."""
