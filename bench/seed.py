@@ -297,3 +297,75 @@ def seed_env(database_url: str) -> dict[str, str]:
         ),
         "PYTHONUNBUFFERED": "1",
     }
+
+
+SEVERITIES = ["LOW", "MID", "HIGH", "CRITICAL"]
+
+
+def seed_custom_fields(api: Api, database_url: str, seeded: Seeded, *, project: str) -> None:
+    """Two custom fields of the workspace (`severity`, a select of four options, and
+    `estimate`, a number) made through the API, and values for every item of `project`
+    written by SQL as the API writes them (the item's `custom_fields` and its typed rows):
+    each item a severity (by its number), nine in ten an estimate."""
+    workspace = seeded.workspace_id
+    made = {
+        key: api.call("POST", f"/workspaces/{workspace}/fields", body, expect=201)
+        for key, body in (
+            (
+                "severity",
+                {"key": "severity", "name": "Severity", "type": "select", "options": SEVERITIES},
+            ),
+            ("estimate", {"key": "estimate", "name": "Estimate", "type": "number"}),
+        )
+    }
+    project_id = seeded.projects[project]["$id"]
+    params = {
+        "p": project_id,
+        "severity": made["severity"]["$id"],
+        "estimate": made["estimate"]["$id"],
+        **{f"s{n}": name for n, name in enumerate(SEVERITIES)},
+    }
+    severity = "CASE number % 4 WHEN 0 THEN :s0 WHEN 1 THEN :s1 WHEN 2 THEN :s2 ELSE :s3 END"
+    estimate = "((number * 7919) % 1000)"
+    database = Database(database_url)
+    try:
+        with database.transaction() as session:
+            postgresql = session.get_bind().dialect.name == "postgresql"
+            # (Options' ranks, what sorts a select, are `number % 4` too: LOW, MID, HIGH...)
+            build = "jsonb_build_object" if postgresql else "json_object"
+            with_estimate = f"{build}('severity', {severity}, 'estimate', {estimate})"
+            without = f"{build}('severity', {severity})"
+            session.execute(
+                text(
+                    f"UPDATE work_items SET custom_fields = CASE WHEN number % 10 = 0"
+                    f" THEN {without} ELSE {with_estimate} END WHERE project_id = :p"
+                ),
+                params,
+            )
+            insert = (
+                "INSERT INTO work_item_field_values"
+                " (item_id, field_id, ordinal, text_value, number_value)"
+            )
+            session.execute(
+                text(
+                    f"{insert} SELECT id, :severity, 0, {severity}, number % 4 FROM work_items"
+                    " WHERE project_id = :p"
+                ),
+                params,
+            )
+            session.execute(
+                text(
+                    f"{insert} SELECT id, :estimate, 0, NULL, {estimate} FROM work_items"
+                    " WHERE project_id = :p AND number % 10 <> 0"
+                ),
+                params,
+            )
+        if database.engine.dialect.name == "postgresql":
+            # What autovacuum does soon after this many inserts: statistics for the planner,
+            # and the visibility map that lets a count read the value index alone.
+            with database.engine.connect() as connection:
+                autocommit = connection.execution_options(isolation_level="AUTOCOMMIT")
+                autocommit.execute(text("VACUUM ANALYZE work_items"))
+                autocommit.execute(text("VACUUM ANALYZE work_item_field_values"))
+    finally:
+        database.dispose()

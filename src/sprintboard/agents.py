@@ -44,11 +44,22 @@ def _change_type(f: fields.ItemField) -> Any:
     return list[str] if f.kind == "list" else _VALUE_TYPES[f.kind]
 
 
+CUSTOM_FIELDS = (
+    "custom fields by key, as list_workspaces describes them (type, options); "
+    "only the keys sent change; null clears one"
+)
+
+
 def _item_changes() -> type[BaseModel]:
     definitions: dict[str, Any] = {
         f.name: (
             _change_type(f) | None,
-            Field(None, description=f"{f.label}{'; null clears' if f.nullable else ''}"),
+            Field(
+                None,
+                description=CUSTOM_FIELDS
+                if f.kind == "map"
+                else f"{f.label}{'; null clears' if f.nullable else ''}",
+            ),
         )
         for f in fields.SETTABLE
     }
@@ -80,7 +91,8 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
 
     @server.tool(annotations=READS)
     def list_workspaces(ctx: Context) -> list[Json]:
-        """Your workspaces, each with its projects ($id, key, name)."""
+        """Your workspaces, each with its projects ($id, key, name) and its custom fields
+        (key, name, type, options: what items' `fields` take)."""
 
         def read(c: Client) -> list[Json]:
             return [
@@ -88,6 +100,9 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
                     "$id": w["$id"],
                     "name": w["name"],
                     "projects": [_pick(p, "$id", "key", "name") for p in c.projects(w["$id"])],
+                    "fields": [
+                        _pick(f, "key", "name", "type", "options") for f in c.fields(w["$id"])
+                    ],
                 }
                 for w in c.workspaces()
             ]
@@ -175,6 +190,7 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
         story_points: float | None = None,
         parent: Ref | None = None,
         sprint_id: Annotated[str | None, Field(description="absent: active sprint")] = None,
+        fields: Annotated[dict[str, Any] | None, Field(description=CUSTOM_FIELDS)] = None,
     ) -> Json:
         """Create a work item; returns its key."""
         body: Json = {
@@ -189,6 +205,7 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
             ("storyPoints", story_points),
             ("parentId", parent),
             ("sprintId", sprint_id),
+            ("fields", fields),
         ):
             if value is not None:
                 body[name] = value

@@ -184,6 +184,15 @@ class Client:
     def create_work_item_type(self, workspace_id: str, name: str) -> Json:
         return self._one("POST", f"/workspaces/{workspace_id}/work-item-types", {"name": name})
 
+    def fields(self, workspace_id: str) -> list[Json]:
+        documents: list[Json] = self.request("GET", f"/workspaces/{workspace_id}/fields")[
+            "documents"
+        ]
+        return documents
+
+    def create_field(self, workspace_id: str, **body: Any) -> Json:
+        return self._one("POST", f"/workspaces/{workspace_id}/fields", body)
+
     # Work items.
 
     def tasks(self, workspace_id: str, **filters: Any) -> Iterator[Json]:

@@ -83,3 +83,11 @@ def test_reordered_options_reorder_the_sort(admin: Api) -> None:
     severity = next(f for f in fields if f["key"] == "severity")
     admin.ok("PATCH", f"/fields/{severity['$id']}", {"options": ["HIGH", "MID", "LOW"]})
     assert keys(board.list(sort="fields.severity")) == ["a", "d", "b", "c"]
+
+
+def test_offsets_count_across_items_with_and_without_the_value(admin: Api) -> None:
+    board = board_of_fields(admin)
+    assert keys(board.list(sort="fields.estimate", offset=2, limit=2)) == ["c", "d"]
+    assert keys(board.list(sort="fields.estimate", offset=3, limit=2)) == ["d"]
+    assert keys(board.list(sort="-fields.severity", offset=3)) == ["c"]
+    assert board.list(sort="fields.estimate", offset=4)["documents"] == []

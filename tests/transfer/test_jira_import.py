@@ -95,7 +95,7 @@ def test_a_cloud_export_imports_with_the_options_it_asks_for(
 
     assert "1 rows without their unknown assignee" in done.stdout
     assert "2 links to issues outside the file left out" in done.stdout
-    assert done.stdout.startswith("imported 1 statuses, 1 types, 3 sprints, 6 items")
+    assert done.stdout.startswith("imported 1 statuses, 1 types, 0 fields, 3 sprints, 6 items")
     assert "items: 6/6" in done.stderr
     assert "'Ready for QA' → READY_FOR_QA (new, IN_PROGRESS) (1 rows)" in done.stderr
     # Created in the order Jira made them, though the file lists them newest first.

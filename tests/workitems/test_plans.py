@@ -77,3 +77,32 @@ def test_the_board_and_its_lists_read_items_in_index_order(
         assert "Seq Scan on work_items" not in plan, plan
         sorted_by = [line for line in plan.splitlines() if "Sort Key:" in line]
         assert not [key for key in sorted_by if "wi." in key or "work_items." in key], plan
+
+
+def test_lists_by_custom_fields_read_items_and_values_by_index(
+    admin: Api, database_url: str, statements: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """A filter by a select field and a sort by a number field (issue 27) read the values
+    through `work_item_field_values`' indexes and the items by theirs."""
+    board = make_board(admin)
+    for key, body in (
+        ("severity", {"type": "select", "options": ["LOW", "HIGH"]}),
+        ("estimate", {"type": "number"}),
+        ("tags", {"type": "multiselect", "options": ["a", "b"]}),
+    ):
+        admin.ok(
+            "POST", f"/workspaces/{board.workspace_id}/fields", {"key": key, "name": key, **body}
+        )
+    for n in range(4):
+        board.task(fields={"severity": "HIGH" if n % 2 else "LOW", "estimate": n, "tags": ["a"]})
+    board.task()
+    statements.clear()
+    board.list(**{"fields.severity": "HIGH"})
+    board.list(**{"fields.severity": "none,LOW", "fields.tags": "a"})
+    board.list(sort="fields.estimate")
+    board.list(sort="-fields.estimate", projectId=board.project_id)
+    board.list(sort="fields.severity", **{"fields.estimate": "1,2"})
+    assert len(statements) >= 5
+    for plan in plans(database_url, statements):
+        assert "Seq Scan on work_items" not in plan, plan
+        assert "Seq Scan on work_item_field_values" not in plan, plan

@@ -146,6 +146,10 @@ def update_field(
                 options=removed,
             )
         if new != field.options:
+            if [o for o in new if o in (field.options or [])] != [
+                o for o in field.options or [] if o in new
+            ]:
+                _rerank(raw(session), field.id, new)
             field.options = new
             changed.append("options")
     if changed:
@@ -207,3 +211,13 @@ def held_options(db: Raw, field_id: str, options: Sequence[str]) -> list[str]:
         {**params, "field_id": field_id},
     )
     return [row[0] for row in rows]
+
+
+def _rerank(db: Raw, field_id: str, options: Sequence[str]) -> None:
+    """The values' ranks (what sorts them) after the options were reordered."""
+    ranks = " ".join(f"WHEN :o{rank} THEN {rank}" for rank in range(len(options)))
+    db.execute(
+        f"UPDATE work_item_field_values SET number_value = CASE text_value {ranks} END"
+        " WHERE field_id = :field_id",
+        {"field_id": field_id, **{f"o{rank}": option for rank, option in enumerate(options)}},
+    )

@@ -146,7 +146,7 @@ def _rows(definitions: Definitions, item_id: str, values: Mapping[str, Any]) -> 
             continue
         chosen = value if definition.type == "multiselect" else [value]
         for ordinal, one in enumerate(chosen):
-            text, number = _typed(definition.type, one)
+            text, number = _typed(definition, one)
             rows.append(
                 {
                     "item_id": item_id,
@@ -159,11 +159,16 @@ def _rows(definitions: Definitions, item_id: str, values: Mapping[str, Any]) -> 
     return rows
 
 
-def _typed(kind: str, value: Any) -> tuple[str | None, float | None]:
-    if kind == "number":
+def _typed(definition: Definition, value: Any) -> tuple[str | None, float | None]:
+    """A value as its row holds it: a number as a number, an option as itself and its rank
+    in the field's options (what sorts by it; `rerank` keeps it true), anything else as
+    text (a checkbox `true`/`false`)."""
+    if definition.type == "number":
         return None, float(value)
-    if kind == "checkbox":
+    if definition.type == "checkbox":
         return ("true" if value else "false"), None
+    if definition.type in ("select", "multiselect"):
+        return value, float(definition.options.index(value))
     return str(value)[:INDEXED_TEXT], None
 
 
@@ -227,27 +232,47 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _any_of(match: FieldMatch, name: str) -> tuple[str, str, dict[str, Any]]:
+    """The typed column a match compares, its `IN (...)` list, and their parameters."""
+    definition = match.definition
+    wanted = [v for v in match.values if v != "none"]
+    column = "number_value" if definition.type == "number" else "text_value"
+    typed = [_number(v) if definition.type == "number" else v[:INDEXED_TEXT] for v in wanted]
+    placeholders, names = in_list(f"{name}v", typed)
+    return column, placeholders, names
+
+
 def condition(match: FieldMatch, name: str) -> tuple[str, dict[str, Any]]:
     """SQL on `wi` (the items) for a match; its parameters are named after `name`."""
-    definition = match.definition
-    params: dict[str, Any] = {f"{name}f": definition.id}
+    params: dict[str, Any] = {f"{name}f": match.definition.id}
     parts = []
-    wanted = [v for v in match.values if v != "none"]
-    if wanted:
-        column = "number_value" if definition.type == "number" else "text_value"
-        typed = [_number(v) if definition.type == "number" else v[:INDEXED_TEXT] for v in wanted]
-        placeholders, names = in_list(f"{name}v", typed)
+    if any(v != "none" for v in match.values):
+        column, placeholders, names = _any_of(match, name)
         params.update(names)
         parts.append(
             "wi.id IN (SELECT v.item_id FROM work_item_field_values v"
             f" WHERE v.field_id = :{name}f AND v.{column} IN {placeholders})"
         )
-    if len(wanted) < len(match.values):
+    if "none" in match.values:
         parts.append(
             "NOT EXISTS (SELECT 1 FROM work_item_field_values v"
             f" WHERE v.item_id = wi.id AND v.field_id = :{name}f)"
         )
     return f"({' OR '.join(parts)})", params
+
+
+def count_alone(match: FieldMatch, name: str) -> str | None:
+    """How many items of the workspace a match keeps, counted in the value index alone (a
+    field's values are all of its workspace's items), with `condition`'s parameters; None
+    if it needs the items (`none`)."""
+    if "none" in match.values:
+        return None
+    column, placeholders, _ = _any_of(match, name)
+    counted = "count(DISTINCT v.item_id)" if match.definition.type == "multiselect" else "count(*)"
+    return (
+        f"SELECT {counted} FROM work_item_field_values v"
+        f" WHERE v.field_id = :{name}f AND v.{column} IN {placeholders}"
+    )
 
 
 @dataclass(frozen=True)
@@ -259,6 +284,8 @@ class SortBy:
     kind: type
     join: str
     params: dict[str, Any]
+    indexed: bool = False
+    """Its values are a column of the join, in an index's order for one field."""
 
 
 def sort_key(definition: Definition, name: str) -> SortBy:
@@ -271,18 +298,13 @@ def sort_key(definition: Definition, name: str) -> SortBy:
         f" AND {name}.field_id = :{name}f"
     )
     if definition.type == "number":
-        return SortBy(f"{name}.number_value", float, join, params)
+        return SortBy(f"{name}.number_value", float, join, params, indexed=True)
     if definition.type not in ("select", "multiselect"):
-        return SortBy(f"{name}.text_value", str, join, params)
-    ranks = []
-    for rank, option in enumerate(definition.options):
-        params[f"{name}o{rank}"] = option
-        ranks.append(f"WHEN :{name}o{rank} THEN {rank}")
-    if definition.type == "select":
-        return SortBy(f"CASE {name}.text_value {' '.join(ranks)} END", int, join, params)
-    rank_of = f"CASE v.text_value {' '.join(ranks)} END"
+        return SortBy(f"{name}.text_value", str, join, params, indexed=True)
+    if definition.type == "select":  # (its rows hold their option's rank as a number)
+        return SortBy(f"{name}.number_value", float, join, params, indexed=True)
     first = (
-        f"(SELECT min({rank_of}) FROM work_item_field_values v"
+        "(SELECT min(v.number_value) FROM work_item_field_values v"
         f" WHERE v.item_id = wi.id AND v.field_id = :{name}f)"
     )
-    return SortBy(first, int, "", params)
+    return SortBy(first, float, "", params)

@@ -159,7 +159,8 @@ def _import(client: Client, args: argparse.Namespace) -> int:
             create_missing=args.create_missing,
         )
         text = sys.stdin.read() if str(args.file) == "-" else args.file.read_text("utf-8-sig")
-        plan = formats.read(args.format, text)
+        fields = client.fields(args.workspace) if args.format == "jira-csv" else []
+        plan = formats.read(args.format, text, fields=fields)
         say(f"{args.file}: {len(plan.rows)} rows read")
         dropped = plan.drop_missing_links() if args.missing_links == "drop" else 0
         matched = jira.Matched()

@@ -6,10 +6,11 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from sprintboard.transfer.custom import jira_columns, jira_values
 from sprintboard.transfer.plan import ITEM_FIELDS, JiraCells, Json, Plan, Row, SprintPlan
 from sprintboard.workitems.fields import PLAIN, ItemField
 
@@ -76,9 +77,10 @@ OWN_COLUMNS = (
 )
 
 
-def read(kind: str, text: str) -> Plan:
+def read(kind: str, text: str, *, fields: Sequence[Json] = ()) -> Plan:
+    """`fields`: the workspace's custom fields, which Jira's `Custom field (<Name>)` fill."""
     if kind == "jira-csv":
-        return read_jira_csv(text)
+        return read_jira_csv(text, fields=fields)
     if kind == "csv":
         return read_csv(text)
     if kind == "json":
@@ -86,13 +88,15 @@ def read(kind: str, text: str) -> Plan:
     raise ValueError(f"unknown format {kind!r}: jira-csv, csv or json")
 
 
-def read_jira_csv(text: str) -> Plan:
+def read_jira_csv(text: str, *, fields: Sequence[Json] = ()) -> Plan:
     """Jira's "Export Excel CSV (all fields)": one row per issue, repeated columns for lists.
 
     Statuses, types and assignees are kept as Jira wrote them (`Row.jira`): `transfer.jira`
-    matches them to the workspace's records.
+    matches them to the workspace's records. `Custom field (<Name>)` columns fill the
+    custom field of that name (`transfer.custom`).
     """
     header, records = _records(text)
+    custom = jira_columns(header, fields, (*STORY_POINT_COLUMNS, "Custom field (Epic Link)"))
     ids: dict[str, str] = {}
     rows: list[Row] = []
     row_sprints: dict[int, list[str]] = {}
@@ -143,6 +147,7 @@ def read_jira_csv(text: str) -> Plan:
                 side, name = match.group(1).lower(), match.group(2).lower()
                 kind_of_link = JIRA_LINKS.get((side, name), "relates_to")
                 row.relations.append((kind_of_link, value))
+        jira_values(custom, cells.all, row)
         rows.append(row)
     # Jira lists rows (and so sprints) newest first; its sprint ids are not in the file, but a
     # sprint's oldest issue tells when it was made, near enough to keep Sprint 1 before 2.
@@ -155,6 +160,9 @@ def read_jira_csv(text: str) -> Plan:
         if row.parent is not None:
             row.parent = ids.get(row.parent, row.parent)
     notes = ["Reporter and Created are not imported: items are created by the importing key."]
+    if custom.ignored:
+        notes.append("Columns not imported (no custom field of that name, or a user field):")
+        notes += [f"  {column!r}" for column in custom.ignored]
     return Plan(rows=rows, sprints=[SprintPlan(ref=n, name=n) for n in sprint_names], notes=notes)
 
 
@@ -234,7 +242,7 @@ def read_json(text: str) -> Plan:
     for relation in project.get("relations", []):
         if relation["from"] in by_id:
             by_id[relation["from"]].relations.append((relation["type"], relation["to"]))
-    return Plan(rows=rows, sprints=sprints)
+    return Plan(rows=rows, sprints=sprints, custom_fields=list(document.get("fields") or []))
 
 
 class _Cells:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sprintboard.client import Client
+from sprintboard.transfer.custom import ensure_fields
 from sprintboard.transfer.formats import sprint_fields
 from sprintboard.transfer.plan import ITEM_FIELDS, Json, Plan, check
 
@@ -39,6 +40,9 @@ def write(
     gets each item's original key (its `ref` in the file) and its new one.
     """
     members = member_emails(client, workspace_id)
+    made_fields = ensure_fields(client, workspace_id, plan.custom_fields)
+    if made_fields:
+        progress(f"custom fields: {made_fields} created")
     sprint_ids: dict[str, str] = {}
     for sprint in plan.sprints:
         body = {"workspaceId": workspace_id, "projectId": project_id, **sprint_fields(sprint)}
@@ -98,6 +102,7 @@ def write(
                 if status == "COMPLETED":
                     client.complete_sprint(sprint_ids[sprint.ref])
     return {
+        "fields": made_fields,
         "sprints": len(plan.sprints),
         "items": len(plan.rows),
         "parents": len(parents),
@@ -132,6 +137,10 @@ def export(client: Client, workspace_id: str, project_id: str | None = None) -> 
         "version": 1,
         "exportedAt": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "workspace": {k: workspace.get(k) for k in ("$id", "name", "description")},
+        "fields": [
+            {k: f.get(k) for k in ("key", "name", "type", "options", "description")}
+            for f in client.fields(workspace_id)
+        ],
         "projects": [_project(client, workspace_id, project, users) for project in projects],
     }
 

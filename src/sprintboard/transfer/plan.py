@@ -73,6 +73,9 @@ class Plan:
     sprints: list[SprintPlan] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What the reader decided that the user should see (mappings, columns ignored)."""
+    custom_fields: list[Json] = field(default_factory=list)
+    """Custom fields the items' values need (an export's), made where the workspace lacks
+    them."""
 
     def drop_missing_links(self) -> int:
         """Leave out the parents and relations naming an item not in the file; how many."""

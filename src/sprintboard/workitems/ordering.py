@@ -65,6 +65,18 @@ class Order:
     """What the keys read besides the item and its project (a custom field's values)."""
     params: dict[str, Any] = field(default_factory=dict)
     """The parameters of the keys and their joins."""
+    by_value: str | None = None
+    """When the order starts with a custom field whose values an index keeps in order, its
+    join's alias: the items that have a value come first, and are read in that index's order
+    (`reads.list_items` reads them, then those without, apart)."""
+
+    def order_by_value(self) -> str:
+        """The order among the items that have the value (its "is empty" key left out)."""
+        return _listed(self.keys[1:])
+
+    def order_without_value(self) -> str:
+        """The order among the items without it (its two keys left out)."""
+        return _listed(self.keys[2:])
 
     def order_by(self) -> str:
         return ", ".join(f"{k.sql} DESC" if k.descending else k.sql for k in self.keys)
@@ -102,6 +114,10 @@ class Order:
         return f"({' OR '.join(alternatives) or '1 = 0'})", params
 
 
+def _listed(keys: Sequence[SortKey]) -> str:
+    return ", ".join(f"{k.sql} DESC" if k.descending else k.sql for k in keys)
+
+
 def parse_sort(
     sort: str | None, *, sqlite: bool, custom: Mapping[str, Definition] | None = None
 ) -> Order:
@@ -125,9 +141,13 @@ def parse_sort(
         requested.append(("position", False))
     keys: list[SortKey] = []
     joins, params = "", dict[str, Any]()
+    by_value = None
     for name, descending in requested:
         if name.startswith("fields.") and custom is not None:
-            by = sort_key(custom[name.removeprefix("fields.")], f"sf{len(params)}_")
+            alias = f"sf{len(params)}_"
+            by = sort_key(custom[name.removeprefix("fields.")], alias)
+            if not keys and by.indexed:
+                by_value = alias
             joins, params = joins + by.join, {**params, **by.params}
             keys.append(SortKey(f"({by.sql} IS NULL)", bool))
             keys.append(SortKey(by.sql, by.kind, descending))
@@ -137,4 +157,4 @@ def parse_sort(
             keys.append(SortKey(f"({expressions[0][0]} IS NULL)", bool))
         keys.extend(SortKey(sql, kind, descending) for sql, kind in expressions)
     keys.append(SortKey("wi.id", str))
-    return Order(tuple(keys), joins, params)
+    return Order(tuple(keys), joins, params, by_value)

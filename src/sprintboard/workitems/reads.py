@@ -6,7 +6,7 @@ creates `service.py`'s; after a write the response re-reads the item from here.
 """
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,7 @@ from sprintboard.access import (
 from sprintboard.concurrency import etag
 from sprintboard.cursors import Window
 from sprintboard.customfields.service import Definition, read_definitions
-from sprintboard.customfields.values import FieldMatch, condition, parse_match
+from sprintboard.customfields.values import FieldMatch, condition, count_alone, parse_match
 from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw, render
 from sprintboard.workflows.service import BUILT_IN
@@ -836,13 +836,27 @@ def list_items(
     # The sort keys and the total ride along as named columns (the total computed once): one
     # statement, not two; one row more than the page says whether another page follows.
     sort_keys = [f"sort{i}_" for i in range(len(order.keys))]
-    rows, columns = db.fetch(
+    select = (
         f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns(sort_keys)},"
         f" ({total_sql}) AS total_ FROM {source} JOIN projects p ON p.id = wi.project_id"
-        f"{order.joins} WHERE {page_where} ORDER BY {order.order_by()}"
-        " LIMIT :limit OFFSET :offset",
-        {**params, **order.params, "limit": limit + 1, "offset": offset},
     )
+    if order.by_value is None:
+        rows, columns = db.fetch(
+            f"{select}{order.joins} WHERE {page_where} ORDER BY {order.order_by()}"
+            " LIMIT :limit OFFSET :offset",
+            {**params, **order.params, "limit": limit + 1, "offset": offset},
+        )
+    else:
+        rows, columns = _by_value(
+            db,
+            order,
+            select,
+            (below, source),
+            page_where,
+            {**params, **order.params},
+            limit + 1,
+            offset,
+        )
     if rows:
         counted = rows[-1][columns["total_"]]
     else:
@@ -853,6 +867,43 @@ def list_items(
     decode = columns.made(item_decoder)
     items = attach_assignees(db, [decode(row) for row in rows])
     return ItemPage(items, total, last_keys)
+
+
+def _by_value(
+    db: Raw,
+    order: Order,
+    select: str,
+    rows_read: tuple[str, str],
+    where: str,
+    params: dict[str, Any],
+    wanted: int,
+    offset: int,
+) -> tuple[list[Sequence[Any]], Columns]:
+    """A page in an order that starts with a custom field's value (`Order.by_value`), as
+    two reads that each follow an index: the items that have a value, in the value index's
+    order (joined to their items), then, if the page is not full, those without one, in
+    board order. (One statement over both would join and sort every item of the workspace.)
+    `rows_read`: the list's `WITH` prefix and what it selects from."""
+    alias, (below, source) = order.by_value, rows_read
+    outer = f" LEFT JOIN work_item_field_values {alias} ON"
+    inner = order.joins.replace(outer, f" JOIN work_item_field_values {alias} ON", 1)
+    rows, columns = db.fetch(
+        f"{select}{inner} WHERE {where} ORDER BY {order.order_by_value()}"
+        " LIMIT :limit OFFSET :offset",
+        {**params, "limit": wanted, "offset": offset},
+    )
+    if len(rows) >= wanted:
+        return list(rows), columns
+    skipped = 0
+    if offset and not rows:  # (the page starts among those without: how many had one?)
+        counted = db.row(f"{below}SELECT count(*) FROM {source}{inner} WHERE {where}", params)
+        skipped = int(counted[0]) if counted else 0
+    rest, columns = db.fetch(
+        f"{select}{order.joins} WHERE {where} AND {alias}.item_id IS NULL"
+        f" ORDER BY {order.order_without_value()} LIMIT :limit OFFSET :offset",
+        {**params, "limit": wanted - len(rows), "offset": 0 if rows else offset - skipped},
+    )
+    return [*rows, *rest], columns
 
 
 BUILT_IN_NAMES = frozenset(name for name, _ in BUILT_IN)
@@ -907,6 +958,15 @@ def _total_query(filters: TaskFilters, source: str, where: str) -> str:
     if not filters.narrows_within_projects():
         project = " AND id = :project_id" if filters.project_id is not None else ""
         return f"SELECT sum(item_count) FROM projects WHERE workspace_id = :workspace_id{project}"
+    others = replace(filters, custom=())
+    if (
+        len(filters.custom) == 1
+        and filters.project_id is None
+        and not others.narrows_within_projects()
+    ):
+        alone = count_alone(filters.custom[0], "cf0_")
+        if alone is not None:  # (one custom field's values, and nothing else: its index)
+            return alone
     return f"SELECT count(*) FROM {source} WHERE {where}"
 
 
