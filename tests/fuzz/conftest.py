@@ -52,5 +52,7 @@ def seed(admin: Api) -> Seed:
     board = {"workspaceId": workspace["$id"], "projectId": project["$id"]}
     ids["sprints"] = admin.ok("POST", "/sprints", {"name": "S1", **board})["$id"]
     ids["tasks"] = admin.ok("POST", "/tasks", {"name": "T1", **board})["$id"]
+    integrations = f"/workspaces/{workspace['$id']}/integrations"
+    ids["integrations"] = admin.ok("POST", integrations, {"provider": "github"})["$id"]
     assert admin.key is not None
     return Seed(admin.key, ids)

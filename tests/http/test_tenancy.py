@@ -46,6 +46,7 @@ EXEMPT: dict[str, str] = {
     f"{API}/events/stream": "an endless stream; its 404 for non-members is in test_stream",
     "/mcp": "the MCP endpoint: each tool is an API call with the caller's key (test_mcp)",
     f"{API}/meta/work-items": "the registry of work item fields: the same for every caller",
+    f"{API}/integrations/{{id}}/hooks": "the forge's, signed not keyed: 404/401 (test_hooks)",
 }
 
 # What a path parameter names, by (path prefix, parameter); prefix "" matches any path.
@@ -57,6 +58,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     (f"{API}/projects/", "name"): "status",
     (f"{API}/webhooks/", "id"): "webhook",
     (f"{API}/invitations/", "invitationId"): "invitation",
+    (f"{API}/integrations/", "id"): "integration",
     ("", "userId"): "member",
     ("", "taskId"): "task",
     ("", "sprintId"): "sprint",
@@ -78,6 +80,8 @@ BODIES: dict[tuple[str, str], Any] = {
         "events": ["task.created"],
     },
     ("PATCH", f"{API}/webhooks/{{id}}"): {"url": "https://example.com/hijacked"},
+    ("POST", f"{API}/workspaces/{{id}}/integrations"): {"provider": "github"},
+    ("PATCH", f"{API}/integrations/{{id}}"): {"name": "Hijacked"},
     ("POST", f"{API}/webhooks/{{id}}/test"): {},
     ("POST", f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}/redeliver"): {},
     ("PATCH", f"{API}/projects/{{id}}"): {"name": "Hijacked"},
@@ -240,6 +244,9 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
     invitation = owner.ok(
         "POST", f"/workspaces/{workspace['$id']}/invitations", {"email": "a@example.com"}
     )
+    integration = owner.ok(
+        "POST", f"/workspaces/{workspace['$id']}/integrations", {"provider": "gitlab"}
+    )
     objects = {
         "workspace": workspace["$id"],
         "project": project["$id"],
@@ -253,6 +260,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "webhook": webhook["$id"],
         "delivery": ping["$id"],
         "invitation": invitation["$id"],
+        "integration": integration["$id"],
         "type": "SPIKE",
         "status": "IN_REVIEW",
     }
@@ -268,6 +276,7 @@ def _snapshot(owner: Api, objects: dict[str, str]) -> dict[str, Any]:
         "projects": owner.ok("GET", f"/workspaces/{workspace}/projects"),
         "webhooks": owner.ok("GET", f"/workspaces/{workspace}/webhooks"),
         "invitations": owner.ok("GET", f"/workspaces/{workspace}/invitations"),
+        "integrations": owner.ok("GET", f"/workspaces/{workspace}/integrations"),
         "deliveries": owner.ok("GET", f"/webhooks/{objects['webhook']}/deliveries"),
         "sprint": owner.ok("GET", f"/sprints/{objects['sprint']}"),
         "task": owner.ok("GET", f"/tasks/{objects['task']}"),

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from sprintboard.config import Settings
 from sprintboard.db import Database
-from tests.factories import Api
+from tests.factories import Api, make_org_admin, make_workspace
+from tests.http.test_limits import client_of
 from tests.integrations.forge_factories import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -158,3 +160,21 @@ def test_a_delivery_id_acts_once(admin: Api, database: Database, provider: str) 
     assert counts(database) == after_first
     assert admin.ok("GET", f"/tasks/{key}")["status"] == "IN_PROGRESS"
     assert len(admin.ok("GET", f"/tasks/{key}/links")["documents"]) == 1
+
+
+def test_a_flood_of_deliveries_draws_on_the_integrations_own_budget(
+    settings: Settings, database: Database
+) -> None:
+    with client_of(settings, database, rate_limit="3/minute") as client:
+        admin = Api(client, make_org_admin(database))
+        workspace = make_workspace(admin)
+        flooded = make_integration(admin, workspace["$id"], "github")
+        other = make_integration(admin, workspace["$id"], "github")
+        for _ in range(2):  # (unsigned: they count against the address, not the forge)
+            assert deliver(admin, flooded, "ping", {}, secret="wrong").status_code == 401
+        answers = [deliver(admin, flooded, "ping", {}) for _ in range(4)]
+        assert [a.status_code for a in answers] == [202, 202, 202, 429]
+        assert answers[0].headers["RateLimit-Limit"] == "3"
+        assert answers[2].headers["RateLimit-Remaining"] == "0"
+        assert int(answers[3].headers["Retry-After"]) >= 1
+        assert deliver(admin, other, "ping", {}).status_code == 202

@@ -155,3 +155,17 @@ def test_a_replayed_create_shows_no_secret(admin: Api) -> None:
     assert again.json()["data"]["secret"] is None
     assert again.json()["data"]["$id"] == first.json()["data"]["$id"]
     assert admin.ok("GET", path)["total"] == 1
+
+
+def test_a_deleted_workspace_takes_its_integrations_and_deactivates_their_users(
+    admin: Api, database: Database
+) -> None:
+    workspace = make_workspace(admin)
+    created = make_integration(admin, workspace["$id"], "gitea")
+    admin.ok("DELETE", f"/workspaces/{workspace['$id']}")
+    assert admin.get(f"/integrations/{created['$id']}").status_code == 404
+    with database.engine.connect() as connection:
+        active = connection.execute(
+            text("SELECT active FROM users WHERE id = :id"), {"id": created["userId"]}
+        ).scalar()
+    assert not active

@@ -29,6 +29,7 @@ until its window resets.
 
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 
@@ -48,6 +49,9 @@ logger = logging.getLogger("sprintboard.ratelimit")
 
 API_PREFIX = "/api/v1/"
 UNLIMITED_PATHS = frozenset({"/api/v1/openapi.json"})
+_HOOK = re.compile(r"^/api/v1/integrations/([^/]+)/hooks$")
+"""A forge's webhook (contract §20): no key; its signed deliveries draw on a budget of the
+integration's own."""
 REDIS_TIMEOUT = 0.25
 """Seconds a Redis call may take before the limiter gives up on it (and fails open)."""
 OUTAGE_BACKOFF = 5.0
@@ -263,6 +267,7 @@ class RateLimitMiddleware:
         self.owners = KeyOwners(authentication)
         self.users = Budget(parse(settings.rate_limit), storage, "user", outage)
         self.failures = Budget(parse(settings.auth_failure_limit), storage, "authfail", outage)
+        self.integrations = Budget(parse(settings.rate_limit), storage, "integration", outage)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -303,6 +308,15 @@ class RateLimitMiddleware:
         if verdict is not None and not verdict.allowed:
             await self._refuse(verdict, scope, receive, send)
             return
+        hook = _HOOK.match(path) if owner is None else None
+        integration = hook[1] if hook is not None else None
+        if integration is not None:
+            # Only signed deliveries count (below), so that unsigned ones, which count
+            # against their address, cannot spend the forge's budget.
+            budget = self.integrations.peek(integration)
+            if not budget.allowed:
+                await self._refuse(budget, scope, receive, send)
+                return
         # Every API response shows a budget: the key's, or for a request without one, the
         # address's budget of failed authentications.
         shown = verdict if verdict is not None else failures
@@ -326,6 +340,8 @@ class RateLimitMiddleware:
                         self.owners.forget_session(token)
                     if (secret is not None or token is not None) and not failed.allowed:
                         refused = failed
+                elif integration is not None:
+                    headers = self.integrations.hit(integration).headers()
                 if headers:
                     message["headers"] = [*message.get("headers", []), *headers]
             if refused is None:

@@ -170,9 +170,14 @@ async def delete_integration(
 
 @router.post(
     "/integrations/{id}/hooks",
-    response_model=HookAnswer,
+    response_model=One[HookAnswer],
     responses={
-        202: {"description": "An event the integration does not use: nothing changed."},
+        202: {
+            "description": "An event the integration does not use: nothing changed.",
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/One_HookAnswer_"}}
+            },
+        },
         **error_responses(400, 401, 404, 413),
     },
     openapi_extra={

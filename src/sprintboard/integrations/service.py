@@ -5,7 +5,7 @@ own that its changes are made by."""
 import secrets
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from sprintboard import audit
@@ -143,3 +143,16 @@ def integration_json(
     if created:
         data["secret"] = secret
     return data
+
+
+def forget_workspace(session: Session, workspace_id: str) -> None:
+    """A workspace's delete hook (`workspaces.service.BEFORE_DELETE`): its integrations go
+    with it (foreign keys), and their users, kept as the actors of what they did, are
+    deactivated as a deleted integration's is."""
+    users = select(Integration.user_id).where(Integration.workspace_id == workspace_id)
+    session.execute(
+        update(User)
+        .where(User.id.in_(users))
+        .values(active=False, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )

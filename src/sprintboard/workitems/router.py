@@ -33,7 +33,6 @@ from sprintboard.workitems.schemas import (
     RelationCreate,
     RelationRead,
     TaskCreate,
-    TaskDetail,
     TaskQuery,
     TaskRead,
     TaskUpdate,
@@ -126,7 +125,7 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
 @router.post(
     "/tasks",
     status_code=201,
-    response_model=One[TaskDetail],
+    response_model=One[TaskWithLinks],
     responses=error_responses(400, 403, 404),
     summary="Create a work item",
 )
@@ -137,6 +136,7 @@ async def create_task(body: TaskCreate, session: SessionDep, caller: CallerDep) 
     access = access_workspace_id(session, caller, body.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     record, tag = service.create_work_item(session, access=access, data=body)
+    record["links"] = []  # (as every single-item answer shows them; a new item has none yet)
     return one(record, status=201, headers={"ETag": tag})
 
 
@@ -205,7 +205,7 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
 async def get_task(
     ref: TaskRef, session: SessionDep, caller: CallerDep, query: ItemQuery
 ) -> Response:
-    """Adds `links`: the item's pull requests and commits (contract §20)."""
+    """Adds `links`: the item's pull requests and commits (contract §20), as PATCH does."""
     item = reads.read_visible_item(session, caller, ref, workspace_id=query.workspace_id)
     record = {**item.record, "links": links.read_links(session, item.record["$id"])}
     return one(record, headers={"ETag": item.etag})
@@ -213,7 +213,7 @@ async def get_task(
 
 @router.patch(
     "/tasks/{taskId}",
-    response_model=One[TaskDetail],
+    response_model=One[TaskWithLinks],
     responses=error_responses(400, 403, 404, 412),
     summary="Update a work item",
 )
@@ -240,6 +240,7 @@ async def update_task(
     item.access.require(Permission.WORK_ITEM_WRITE)
     check_if_match(if_match, item.record["$id"], item.version)
     record, tag = service.update_work_item(session, item=item, data=body)
+    record["links"] = links.read_links(session, record["$id"])
     return one(record, headers={"ETag": tag})
 
 
