@@ -24,10 +24,13 @@ DOMAINS = (
     "identity",
     "workspaces",
     "workflows",
+    "customfields",
     "workitems",
     "sprints",
     "projects",
+    "queries",
     "invitations",
+    "integrations",
 )
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
@@ -61,10 +64,13 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("identity", frozenset({"identity"})),
     ("workspaces", frozenset({"workspaces"})),
     ("workflows", frozenset({"workflows"})),
+    ("customfields", frozenset({"customfields"})),
     ("workitems", frozenset({"workitems"})),
     ("sprints", frozenset({"sprints"})),
     ("projects", frozenset({"projects"})),
+    ("queries", frozenset({"queries"})),  # (compiles to conditions on work items, sprints...)
     ("invitations", frozenset({"invitations"})),
+    ("integrations", frozenset({"integrations"})),  # (links items to pull requests, moves them)
     ("routers", frozenset()),  # every domain's `router.py`
     (
         "application",
@@ -73,6 +79,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "agents",
                 "agents_endpoint",
                 "app",
+                "assets",
                 "backup",
                 "cli",
                 "client",

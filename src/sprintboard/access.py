@@ -18,6 +18,8 @@ from sprintboard.errors import Forbidden, InvalidRequest, NotFound
 from sprintboard.models import (
     Base,
     Comment,
+    CustomField,
+    Integration,
     Invitation,
     Notification,
     Project,
@@ -390,10 +392,33 @@ def visible_workspace_ids(caller: Caller) -> Select[str]:
     return query
 
 
+def access_field(
+    session: Session, caller: Caller, field_id: str
+) -> tuple[CustomField, WorkspaceAccess]:
+    return _access_one(session, caller, CustomField, "Field", CustomField.id == field_id)
+
+
 def access_webhook(
     session: Session, caller: Caller, webhook_id: str
 ) -> tuple[Webhook, WorkspaceAccess]:
     return _access_one(session, caller, Webhook, "Webhook", Webhook.id == webhook_id)
+
+
+def access_integration(
+    session: Session, caller: Caller, integration_id: str
+) -> tuple[Integration, WorkspaceAccess]:
+    return _access_one(
+        session, caller, Integration, "Integration", Integration.id == integration_id
+    )
+
+
+def integration_for_hook(session: Session, integration_id: str) -> Integration:
+    """The integration a forge's hook names, for anyone: the hook's signature, checked
+    next, is its credential (an unknown integration is 404, as the contract says)."""
+    integration = session.get(Integration, integration_id)
+    if integration is None:
+        raise NotFound("Integration")
+    return integration
 
 
 def access_invitation(

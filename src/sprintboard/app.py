@@ -20,6 +20,7 @@ from sprintboard import __version__
 from sprintboard.agents_endpoint import LazyAgentsEndpoint
 from sprintboard.audit.router import router as audit_router
 from sprintboard.config import Settings
+from sprintboard.customfields.router import router as customfields_router
 from sprintboard.db import Database
 from sprintboard.docs import add_docs_routes
 from sprintboard.errors import Unavailable, app_error_response
@@ -37,6 +38,7 @@ from sprintboard.http.routing import RouteIndex
 from sprintboard.identity import service as identity_service
 from sprintboard.identity import sessions
 from sprintboard.identity.router import router as identity_router
+from sprintboard.integrations.router import router as integrations_router
 from sprintboard.invitations.router import router as invitations_router
 from sprintboard.logs import configure_logging
 from sprintboard.pages import WebPages
@@ -55,11 +57,13 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     workspaces_router,
     projects_router,
     workflows_router,
+    customfields_router,
     workitems_router,
     sprints_router,
     events_router,
     invitations_router,
     audit_router,
+    integrations_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

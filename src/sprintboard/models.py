@@ -339,6 +339,22 @@ class WorkItemType(Timestamped, Base):
     description: Mapped[str | None] = mapped_column(Text)
 
 
+class CustomField(Timestamped, Base):
+    """A custom field of a workspace's work items (contract §17): its `key` names it in an
+    item's `fields` and never changes; `options` (select and multiselect) in their order."""
+
+    __tablename__ = "custom_fields"
+    __table_args__ = (UniqueConstraint("workspace_id", "key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(64))
+    type: Mapped[str] = mapped_column(String(16))
+    options: Mapped[list[str] | None] = mapped_column(JSONValue)
+    description: Mapped[str | None] = mapped_column(Text)
+
+
 class Sprint(Timestamped, Base):
     __tablename__ = "sprints"
     __table_args__ = (
@@ -473,6 +489,33 @@ class WorkItem(Timestamped, Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     parent_id: Mapped[str | None] = mapped_column(ForeignKey("work_items.id", ondelete="SET NULL"))
     """The parent in the hierarchy (any project of the workspace); at most 10 levels deep."""
+    custom_fields: Mapped[dict[str, Any]] = mapped_column(
+        JSONValue, default=dict, server_default="{}"
+    )
+    """The custom fields' values by key, as the API shows them (`fields`): reads take them
+    with the row; `FieldValue` indexes them for filters and sorts."""
+
+
+class FieldValue(Base):
+    """One custom field's value of one item, typed, for filters and sorts by index (a
+    multiselect has a row per option it holds, `ordinal` its place): written with the item's
+    `custom_fields` in the same transaction (`customfields.values`)."""
+
+    __tablename__ = "work_item_field_values"
+    __table_args__ = (
+        Index("ix_field_values_text", "field_id", "text_value", "item_id"),
+        Index("ix_field_values_number", "field_id", "number_value", "item_id"),
+    )
+
+    item_id: Mapped[str] = mapped_column(
+        ForeignKey("work_items.id", ondelete="CASCADE"), primary_key=True
+    )
+    field_id: Mapped[str] = mapped_column(
+        ForeignKey("custom_fields.id", ondelete="CASCADE"), primary_key=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text_value: Mapped[str | None] = mapped_column(Text)
+    number_value: Mapped[float | None] = mapped_column(Float)
 
 
 class WorkItemRelation(Base):
@@ -622,3 +665,65 @@ class IdempotentRequest(Base):
     response_body: Mapped[bytes | None]
     response_headers: Mapped[dict[str, Any] | None] = mapped_column(JSONValue)
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class Integration(Timestamped, Base):
+    """A forge (GitHub, GitLab, Gitea) that sends a workspace its webhooks (contract §20). It
+    acts through a user of its own (`user_id`): no member, no key, so it can do nothing but
+    what its hooks do, and an item's history names it."""
+
+    __tablename__ = "integrations"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), index=True
+    )
+    provider: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(255))
+    secret_encrypted: Mapped[str] = mapped_column(Text)
+    """The secret the forge signs with, sealed with the server key (`serverkey.SecretBox`)."""
+    on_open: Mapped[str | None] = mapped_column(String(32))
+    on_merge: Mapped[str | None] = mapped_column(String(32))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    created_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+
+
+class IntegrationDelivery(Base):
+    """A delivery id an integration has acted on: its primary key makes a repeat (or two
+    copies at once) a no-op, in the transaction that makes the delivery's changes."""
+
+    __tablename__ = "integration_deliveries"
+
+    integration_id: Mapped[str] = mapped_column(
+        ForeignKey("integrations.id", ondelete="CASCADE"), primary_key=True
+    )
+    delivery_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    received_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WorkItemLink(Timestamped, Base):
+    """A pull request or commit that names a work item (contract §20): one per item and
+    pull request (`ref`: its address), one per item and commit (`ref`: its sha)."""
+
+    __tablename__ = "work_item_links"
+    __table_args__ = (UniqueConstraint("work_item_id", "ref"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    work_item_id: Mapped[str] = mapped_column(ForeignKey("work_items.id", ondelete="CASCADE"))
+    integration_id: Mapped[str | None] = mapped_column(
+        ForeignKey("integrations.id", ondelete="SET NULL")
+    )
+    provider: Mapped[str] = mapped_column(String(16))
+    kind: Mapped[str] = mapped_column(String(16))
+    ref: Mapped[str] = mapped_column(String(64))
+    """SHA-256 (hex) of what names the pull request or commit at its forge."""
+    url: Mapped[str | None] = mapped_column(String(2048))
+    title: Mapped[str | None] = mapped_column(Text)
+    number: Mapped[int | None] = mapped_column(BigInteger)
+    sha: Mapped[str | None] = mapped_column(String(64))
+    state: Mapped[str | None] = mapped_column(String(16))
+    author: Mapped[str | None] = mapped_column(String(255))
+    source_updated_at: Mapped[datetime | None]
+    """The forge's own `updated_at` of the newest delivery applied: an older one arriving
+    late does not undo it."""

@@ -1,6 +1,7 @@
 """The board's pages (contract §13): the web app in `sprintboard/web/`, shipped in the package.
 
-`GET /` and the deep links (`/projects/{id}/board`, `/backlog`, `/settings`, `/tasks/{key}`)
+`GET /` and the deep links (`/projects/{id}/board`, `/backlog`, `/settings`, `/sprints`, a
+sprint's `/sprints/{id}/report`, `/tasks/{key}`, `/workspaces/{id}/members`, `/account`)
 answer `web/index.html` whether or not the browser has a session: the app decides what to
 show (its sign-in form is in that HTML). `/static/<path>` serves the other files of `web/`,
 in its folders too (`lib/`, `views/board/`...: the board's modules import each other by path).
@@ -9,46 +10,29 @@ Neither kind is an API route: they stay out of the OpenAPI document, and anythin
 
 This sits in front of the router instead of being routes: a `{path:path}` route would turn
 `RouteIndex` off for every request. API requests pass by after one prefix check.
-Files are read on each request that finds them changed (their size and modification time are
-their `ETag`), so a deployment never serves a stale copy and development needs no restart.
+Files are read again when they change (`assets.py`); the pages address each file by its
+version, which is served as immutable.
 """
 
-import hashlib
 import re
-from dataclasses import dataclass
-from email.utils import formatdate
 from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sprintboard.assets import CONTENT_TYPES, STATIC_PREFIX, Assets, File
 from sprintboard.errors import error_response
 
 WEB_ROOT = Path(__file__).with_name("web")
-STATIC_PREFIX = "/static/"
-_PAGE = re.compile(r"^/(?:|projects/[^/]+/(?:board|backlog|settings)|tasks/[^/]+)$")
+_PAGE = re.compile(
+    r"^/(?:|account|workspaces/[^/]+/members|tasks/[^/]+"
+    r"|projects/[^/]+/(?:board|backlog|settings|sprints|sprints/[^/]+/report))$"
+)
 _TOKEN_PAGES = {"invite": "invite.html", "reset": "reset.html"}
 _TOKEN_PAGE = re.compile(r"^/(invite|reset)/[A-Za-z0-9_-]{1,256}$")
 """A link with a token (contract §19): its page reads the token from the address itself."""
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 """A path segment under `/static/`: no hidden files, no `..`, nothing a file system reads
 specially."""
-
-CONTENT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".json": "application/json",
-    ".map": "application/json",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".ico": "image/x-icon",
-    ".webp": "image/webp",
-    ".woff2": "font/woff2",
-    ".txt": "text/plain; charset=utf-8",
-}
-"""What is served, by extension; a file of another kind is not (404)."""
 
 _PAGE_HEADERS = [
     # The HTML is small and unversioned: always asked again (a 304 when unchanged).
@@ -63,16 +47,11 @@ _TOKEN_PAGE_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
 ]
 _ASSET_HEADERS = [(b"cache-control", b"no-cache")]
-"""Assets are not fingerprinted, so a browser revalidates them (a 304 costs one small
-round trip) rather than running an old script against a new API."""
-
-
-@dataclass(frozen=True, slots=True)
-class _File:
-    body: bytes
-    etag: bytes
-    last_modified: bytes
-    content_type: bytes
+"""A file asked for by its plain address (or an old version's) is revalidated: a 304 costs
+one small round trip, and no old script runs against a new API."""
+_VERSIONED_ASSET_HEADERS = [(b"cache-control", b"public, max-age=31536000, immutable")]
+"""A file asked for by its current version (`?v=<digest>`, as the pages address them) never
+changes: the browser keeps it and does not ask again (a changed file has a new address)."""
 
 
 class WebPages:
@@ -81,7 +60,7 @@ class WebPages:
     def __init__(self, app: ASGIApp, root: Path = WEB_ROOT) -> None:
         self.app = app
         self.root = root
-        self._cache: dict[Path, tuple[tuple[int, int], _File]] = {}
+        self.assets = Assets(root)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
@@ -93,16 +72,20 @@ class WebPages:
             await self.app(scope, receive, send)
             return
         if _PAGE.match(path):
-            await self._serve(self.root / "index.html", _PAGE_HEADERS, scope, receive, send)
+            page = self.assets.page(self.root / "index.html")
+            await _serve(page, _PAGE_HEADERS, scope, receive, send)
         elif token_page := _TOKEN_PAGE.match(path):
-            page = self.root / _TOKEN_PAGES[token_page[1]]
-            await self._serve(page, _TOKEN_PAGE_HEADERS, scope, receive, send)
+            page = self.assets.page(self.root / _TOKEN_PAGES[token_page[1]])
+            await _serve(page, _TOKEN_PAGE_HEADERS, scope, receive, send)
         elif path.startswith(STATIC_PREFIX):
-            file = self._static_file(path[len(STATIC_PREFIX) :])
+            name = self._static_file(path[len(STATIC_PREFIX) :])
+            file = None if name is None else self.assets.read(name)
             if file is None:
                 await _not_found(scope, receive, send)
             else:
-                await self._serve(file, _ASSET_HEADERS, scope, receive, send)
+                current = _query_version(scope) == file.digest
+                headers = _VERSIONED_ASSET_HEADERS if current else _ASSET_HEADERS
+                await _serve(file, headers, scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
@@ -114,60 +97,39 @@ class WebPages:
             return None
         return self.root.joinpath(*parts)
 
-    async def _serve(
-        self,
-        path: Path,
-        headers: list[tuple[bytes, bytes]],
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        file = self._read(path)
-        if file is None:
-            await _not_found(scope, receive, send)
-            return
-        common = [
-            (b"etag", file.etag),
-            (b"last-modified", file.last_modified),
-            *headers,
-        ]
-        if _header(scope, b"if-none-match") == file.etag:
-            await send({"type": "http.response.start", "status": 304, "headers": common})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        response_headers = [
-            (b"content-type", file.content_type),
-            (b"content-length", str(len(file.body)).encode()),
-            *common,
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": response_headers})
-        body = file.body if scope["method"] == "GET" else b""
-        await send({"type": "http.response.body", "body": body})
 
-    def _read(self, path: Path) -> _File | None:
-        try:
-            stat = path.stat()
-        except OSError:
-            return None
-        if not path.is_file():
-            return None
-        version = (stat.st_mtime_ns, stat.st_size)
-        cached = self._cache.get(path)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        try:
-            body = path.read_bytes()
-        except OSError:
-            return None
-        digest = hashlib.sha256(body).hexdigest()[:20]
-        file = _File(
-            body=body,
-            etag=f'"{digest}"'.encode(),
-            last_modified=formatdate(stat.st_mtime, usegmt=True).encode(),
-            content_type=CONTENT_TYPES[path.suffix.lower()].encode(),
-        )
-        self._cache[path] = (version, file)
-        return file
+async def _serve(
+    file: File | None,
+    headers: list[tuple[bytes, bytes]],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+) -> None:
+    if file is None:
+        await _not_found(scope, receive, send)
+        return
+    common = [(b"etag", file.etag), (b"last-modified", file.last_modified), *headers]
+    if _header(scope, b"if-none-match") == file.etag:
+        await send({"type": "http.response.start", "status": 304, "headers": common})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    response_headers = [
+        (b"content-type", file.content_type),
+        (b"content-length", str(len(file.body)).encode()),
+        *common,
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": response_headers})
+    body = file.body if scope["method"] == "GET" else b""
+    await send({"type": "http.response.body", "body": body})
+
+
+def _query_version(scope: Scope) -> str | None:
+    """The `v` of the address's query (the version a page asked for), if any."""
+    for pair in bytes(scope.get("query_string", b"")).split(b"&"):
+        name, _, value = pair.partition(b"=")
+        if name == b"v":
+            return value.decode("ascii", "replace")
+    return None
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:

@@ -245,6 +245,8 @@ class QueryModel(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True)
+    PARAMETER_PREFIXES: ClassVar[tuple[str, ...]] = ()
+    """Prefixes of parameters it takes besides its fields (`fields.<key>`), kept as extras."""
 
     def listed(self, name: str, allowed: Collection[str] | None = None) -> list[str]:
         """The values of the comma-separated parameter `name`; one outside `allowed` is a 400."""

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import orjson
 from psycopg.types.json import Jsonb
 from sqlalchemy import Engine, PoolProxiedConnection
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from sprintboard.models import stored_timestamp
@@ -55,6 +56,26 @@ def insert_rows(
     with driver.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
+
+
+_DIALECTS: dict[str, Any] = {}
+
+
+def render(expression: Any, dialect: str, prefix: str) -> tuple[str, dict[str, Any]]:
+    """A SQLAlchemy expression (a query's condition, `queries/`) as hand-written SQL with
+    `:name` parameters for `Raw`, and those parameters, each name given `prefix` so that it
+    cannot meet the statement's own."""
+    if dialect not in _DIALECTS:
+        made = sqlite.dialect if dialect == "sqlite" else postgresql.dialect
+        _DIALECTS[dialect] = made(paramstyle="named")
+    compiled = expression.compile(
+        dialect=_DIALECTS[dialect], compile_kwargs={"render_postcompile": True}
+    )
+    params = compiled.params
+    sql = _NAMED.sub(
+        lambda found: f":{prefix}{found[1]}" if found[1] in params else found[0], str(compiled)
+    )
+    return sql, {f"{prefix}{name}": value for name, value in params.items()}
 
 
 @lru_cache(maxsize=512)

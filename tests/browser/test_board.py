@@ -182,8 +182,11 @@ def test_completing_a_sprint_carries_unfinished_items_to_the_chosen_sprint(
     for title in ["Write the login page", "Fix the crash on save", "Design the schema"]:
         assert board.item(board.items[title]["key"])["sprintId"] == following["$id"]
     assert board.item(board.items["Set up CI"]["key"])["sprintId"] == board.sprint["$id"]
-    # The planned sprint can be started from the board.
-    page.get_by_role("button", name="Start Sprint 2").click()
+    # The planned sprint can be started from the board: its end date and goal asked first.
+    page.get_by_role("button", name="Start sprint").click()
+    start = page.get_by_role("dialog", name="Start sprint: Sprint 2")
+    start.get_by_label("Goal").fill("Finish the login")
+    start.get_by_role("button", name="Start sprint").click()
     expect(page.get_by_role("heading", name="Sprint 2")).to_be_visible()
     expect(column(page, "TODO").locator(".card")).to_have_count(2)
 

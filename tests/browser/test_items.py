@@ -16,7 +16,7 @@ def open_drawer(page: Page, board: Board, key: str):  # type: ignore[no-untyped-
 
 
 EMBEDDED = {"project", "assignees", "comments", "timeLogs", "childCount", "parent", "progress"}
-EMBEDDED |= {"relations", "blocked"}
+EMBEDDED |= {"relations", "blocked", "links"}
 
 
 def admin_key_of(board: Board) -> str:

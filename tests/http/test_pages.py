@@ -1,7 +1,12 @@
 """The board's pages and files (contract §13), served beside the API without being part of it."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
+from sprintboard.assets import Assets
 from sprintboard.pages import WEB_ROOT
 from tests.factories import API, Api
 
@@ -11,6 +16,10 @@ PAGES = [
     "/projects/abc/backlog",
     "/projects/abc/settings",
     "/tasks/WEB-12",
+    "/projects/abc/sprints",
+    "/projects/abc/sprints/def/report",
+    "/workspaces/abc/members",
+    "/account",
 ]
 
 
@@ -50,6 +59,53 @@ def test_static_files_have_their_types_and_revalidate(api: Api) -> None:
     again = api.client.get("/static/app.js", headers={"If-None-Match": etag})
     assert again.status_code == 304
     assert again.content == b""
+
+
+def test_the_pages_address_each_file_by_its_version_which_never_changes(api: Api) -> None:
+    html = api.client.get("/projects/abc/board").text
+    imports = json.loads(re.search(r'<script type="importmap">(.*?)</script>', html)[1])  # type: ignore[index]
+    modules = sorted(path.relative_to(WEB_ROOT).as_posix() for path in WEB_ROOT.rglob("*.js"))
+    assert sorted(imports["imports"]) == [f"/static/{module}" for module in modules]
+    assert html.index('type="importmap"') < html.index("<link")
+    versioned = imports["imports"]["/static/lib/dom.js"]
+    assert f'<link rel="modulepreload" href="{versioned}">' in html
+    assert re.search(r'<script type="module" src="/static/app\.js\?v=[0-9a-f]{20}">', html)
+    assert re.search(r'href="/static/styles\.css\?v=[0-9a-f]{20}"', html)
+    answer = api.client.get(versioned)
+    assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert answer.content == (WEB_ROOT / "lib" / "dom.js").read_bytes()
+    assert answer.headers["etag"] == f'"{versioned.rsplit("=", 1)[1]}"'
+    # An address of another version (a page from before a deployment) is not kept.
+    old = api.client.get("/static/lib/dom.js?v=0123456789abcdef0123")
+    assert old.headers["cache-control"] == "no-cache"
+    assert old.content == answer.content
+
+
+def test_a_changed_file_changes_its_address_and_no_other(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<html><head><title>x</title><script type="module" src="/static/app.js"></script>'
+        '<link rel="modulepreload" href="/static/lib/a.js"></head></html>'
+    )
+    (tmp_path / "app.js").write_text('import { a } from "./lib/a.js";\n')
+    (tmp_path / "lib" / "a.js").write_text("export const a = 1;\n")
+    assets = Assets(tmp_path)
+    before = assets.page(tmp_path / "index.html")
+    assert before is not None
+    (tmp_path / "lib" / "a.js").write_text("export const a = 22;\n")
+    after = assets.page(tmp_path / "index.html")
+    assert after is not None
+    assert after.etag != before.etag
+    changed = [
+        (old, new)
+        for old, new in zip(_addresses(before.body), _addresses(after.body), strict=True)
+        if old != new
+    ]
+    assert {old.split("?")[0] for old, _ in changed} == {"/static/lib/a.js"}
+
+
+def _addresses(body: bytes) -> list[str]:
+    return re.findall(r"/static/[a-z/.]+\?v=[0-9a-f]{20}", body.decode())
 
 
 def test_every_module_of_the_board_is_served_from_its_folder(api: Api) -> None:

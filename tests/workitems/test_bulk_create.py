@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from tests.factories import Api, make_project
+from tests.factories import Api, make_project, make_user
 from tests.workitem_factories import Board, make_board
 
 
@@ -153,3 +153,17 @@ def test_idempotency_key_is_honoured(board: Board) -> None:
     assert board.list()["total"] == 2
     different = bulk(board.api, [board.body(name="c")], headers=once)
     assert different.status_code == 409
+
+
+def test_a_project_of_a_workspace_you_cannot_see_is_a_missing_one(board: Board) -> None:
+    _, stranger = make_user(board.api)
+    hidden = make_board(stranger)
+    for entries, index in (
+        ([board.body(), hidden.body()], 1),
+        ([hidden.body(), board.body()], 0),
+        ([board.body(), board.body(projectId=hidden.project_id)], 1),
+    ):
+        response = bulk(board.api, entries)
+        assert refusal(response) == (400, f"tasks[{index}].projectId", "not_found"), response.text
+    assert board.list()["total"] == 0
+    assert hidden.list()["total"] == 0

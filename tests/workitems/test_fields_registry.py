@@ -7,7 +7,7 @@ from tests.factories import Api
 from tests.workitem_factories import make_board
 
 EMBEDDED = {"project", "assignees", "comments", "timeLogs", "childCount"}
-EMBEDDED |= {"parent", "progress", "relations", "blocked"}
+EMBEDDED |= {"parent", "progress", "relations", "blocked", "links"}
 
 
 def described(api: Api) -> dict[str, Any]:

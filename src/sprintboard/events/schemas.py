@@ -23,6 +23,8 @@ EventType = Literal[
     "comment.created",
     "comment.updated",
     "comment.deleted",
+    "link.created",
+    "link.updated",
 ]
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
 

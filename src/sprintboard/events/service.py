@@ -49,7 +49,8 @@ SPRINT_EVENTS = (
 )
 RELATION_EVENTS = ("relation.created", "relation.deleted")
 COMMENT_EVENTS = ("comment.created", "comment.updated", "comment.deleted")
-EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + RELATION_EVENTS + COMMENT_EVENTS
+LINK_EVENTS = ("link.created", "link.updated")
+EVENT_TYPES = TASK_EVENTS + SPRINT_EVENTS + RELATION_EVENTS + COMMENT_EVENTS + LINK_EVENTS
 
 ADMIN_NOTIFIED_FIELDS = frozenset({"status", "priority", "flagged", "assigneeIds", "sprintId"})
 """Changes to these fields notify the workspace's ADMINs, not only the item's assignees."""

@@ -89,6 +89,8 @@ class TransactionalRoute(APIRoute):
             + [d["name"] for f in filled.values() for d in f.documented if d["in"] == "query"]
         )
         """Every query parameter the route takes: any other is refused (`_refuse_unknown_query`)."""
+        self.query_prefixes = tuple(p for f in filled.values() for p in f.prefixes)
+        """And those it takes by prefix."""
         if self.direct_endpoint is not None:
             # Nothing for FastAPI to solve, so none of its per-request set-up either (the
             # exit stacks of dependencies with `yield`, a second exception-handling layer:
@@ -112,7 +114,7 @@ class TransactionalRoute(APIRoute):
                 if needs_caller:
                     caller_of(request)
                 if request.scope["query_string"]:
-                    _refuse_unknown_query(request, route.query_names)
+                    _refuse_unknown_query(request, route.query_names, route.query_prefixes)
                 _refuse_non_json_numbers(body)
                 return _committed(request, framework.completed(handler(request)))
             except BaseException:
@@ -153,11 +155,14 @@ class TransactionalRoute(APIRoute):
         return handle
 
 
-def _refuse_unknown_query(request: Request, known: frozenset[str]) -> None:
+def _refuse_unknown_query(
+    request: Request, known: frozenset[str], prefixes: tuple[str, ...] = ()
+) -> None:
     """400 `unknown_field` for a query parameter the route does not take: a misspelt filter
-    (`?stauts=DONE`) must not silently answer everything. (After the caller is known.)"""
+    (`?stauts=DONE`) must not silently answer everything. (After the caller is known; a
+    parameter taken by prefix is checked by its route, which knows the names.)"""
     for name in request.query_params:
-        if name not in known:
+        if name not in known and not (prefixes and name.startswith(prefixes)):
             raise InvalidRequest(
                 name, "unknown_field", f"{name}: not a query parameter of this route."
             )
@@ -319,6 +324,8 @@ class Filled:
     documented: list[dict[str, Any]]
     authenticates: bool = False
     """It needs the caller: the route then authenticates before anything else."""
+    prefixes: tuple[str, ...] = ()
+    """Prefixes of query parameters it takes besides those documented (`fields.`)."""
 
 
 def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, Filled]:
@@ -331,7 +338,9 @@ def _filled_parameters(endpoint: Callable[..., Any]) -> dict[str, Filled]:
         elif hint == CallerDep:
             filled[name] = Filled(caller_of, [], authenticates=True)
         elif isinstance(hint, type) and issubclass(hint, QueryModel):
-            filled[name] = Filled(_query_of(hint), hint.openapi_parameters())
+            filled[name] = Filled(
+                _query_of(hint), hint.openapi_parameters(), prefixes=hint.PARAMETER_PREFIXES
+            )
         elif hint == PageDep:
             filled[name] = Filled(_query_of(PageQuery), PageQuery.openapi_parameters())
         elif (path_parameter := _path_parameter(name, hint)) is not None:

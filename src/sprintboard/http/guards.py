@@ -9,6 +9,8 @@ anyway). Deeply nested JSON cannot exhaust anything either: the parser refuses n
 Python's recursion limit, which the error handler turns into a 400 `invalid_json`.
 """
 
+import re
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sprintboard.errors import (
@@ -20,6 +22,9 @@ from sprintboard.errors import (
 )
 
 MAX_BODY_BYTES = 1024 * 1024
+MAX_HOOK_BYTES = 5 * 1024 * 1024
+"""A forge's webhook (`POST /api/v1/integrations/{id}/hooks`, contract §20) may be larger."""
+_HOOK_PATH = re.compile(r"^/api/v1/integrations/[^/]+/hooks$")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
@@ -51,13 +56,14 @@ class BodyGuardMiddleware:
                 chunked = b"chunked" in value.lower()
             elif name == b"content-type":
                 content_type = value
-        if length is not None and length > MAX_BODY_BYTES:
-            await _refuse(PayloadTooLarge(_too_large()), scope, receive, send)
+        limit = MAX_HOOK_BYTES if _HOOK_PATH.match(scope["path"]) else MAX_BODY_BYTES
+        if length is not None and length > limit:
+            await _refuse(PayloadTooLarge(_too_large(limit)), scope, receive, send)
             return
         if length is None and chunked:
-            messages = await _read_counting(receive)
+            messages = await _read_counting(receive, limit)
             if messages is None:
-                await _refuse(PayloadTooLarge(_too_large()), scope, receive, send)
+                await _refuse(PayloadTooLarge(_too_large(limit)), scope, receive, send)
                 return
             receive = _replay(messages, receive)
             length = sum(len(m.get("body", b"")) for m in messages)
@@ -68,8 +74,8 @@ class BodyGuardMiddleware:
         await self.app(scope, receive, send)
 
 
-def _too_large() -> str:
-    return f"The request body is larger than {MAX_BODY_BYTES} bytes."
+def _too_large(limit: int) -> str:
+    return f"The request body is larger than {limit} bytes."
 
 
 def _is_json(content_type: bytes) -> bool:
@@ -86,7 +92,7 @@ def _is_sign_in_form(scope: Scope, content_type: bytes) -> bool:
 SIGN_IN_PATH = "/api/v1/sessions"
 
 
-async def _read_counting(receive: Receive) -> list[Message] | None:
+async def _read_counting(receive: Receive, limit: int) -> list[Message] | None:
     """Every message of the body, or None once it grows past the limit."""
     messages: list[Message] = []
     size = 0
@@ -96,7 +102,7 @@ async def _read_counting(receive: Receive) -> list[Message] | None:
         if message["type"] != "http.request":
             return messages
         size += len(message.get("body", b""))
-        if size > MAX_BODY_BYTES:
+        if size > limit:
             return None
         if not message.get("more_body", False):
             return messages

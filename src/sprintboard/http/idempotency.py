@@ -60,6 +60,7 @@ _STATE = "idempotency_claim"
 _SECRET_SHOWN_ONCE = (
     (re.compile(r"^/api/v1/(users/[^/]+/)?keys$"), "key"),
     (re.compile(r"^/api/v1/workspaces/[^/]+/webhooks$"), "secret"),
+    (re.compile(r"^/api/v1/workspaces/[^/]+/integrations$"), "secret"),
     (re.compile(r"^/api/v1/workspaces/[^/]+/invitations$"), "url"),
 )
 """Creates whose response shows a secret once: (path, the field that holds it)."""

@@ -13,7 +13,11 @@ import * as backlogView from "./views/backlog/index.js";
 import * as boardView from "./views/board/index.js";
 import * as homeView from "./views/home.js";
 import * as itemView from "./views/item/index.js";
+import * as meView from "./views/me/index.js";
 import * as settingsView from "./views/settings/index.js";
+import * as sprintsView from "./views/sprints/index.js";
+import * as reportView from "./views/sprints/report.js";
+import * as membersView from "./views/workspace/members.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -28,6 +32,11 @@ const ROUTES = [
   [/^\/projects\/([^/]+)\/board\/?$/, (m) => boardView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
   [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => backlogView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
   [/^\/projects\/([^/]+)\/settings\/?$/, (m) => settingsView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/projects\/([^/]+)\/sprints\/?$/, (m) => sprintsView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/projects\/([^/]+)\/sprints\/([^/]+)\/report\/?$/, (m) =>
+    reportView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]), sprintId: decodeURIComponent(m[2]) })],
+  [/^\/workspaces\/([^/]+)\/members\/?$/, (m) => membersView.mount(main, { ...shell, workspaceId: decodeURIComponent(m[1]) })],
+  [/^\/account\/?$/, () => meView.mount(main, shell)],
   [/^\/tasks\/([^/]+)\/?$/, (m) => itemView.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
   [/^\/?$/, () => homeView.mount(main, shell)],
 ];
@@ -48,6 +57,7 @@ function setNav(project) {
     h("ul", {},
       item(`/projects/${project.$id}/board`, "Board"),
       item(`/projects/${project.$id}/backlog`, "Backlog"),
+      item(`/projects/${project.$id}/sprints`, "Sprints"),
       item(`/projects/${project.$id}/settings`, "Settings")),
   );
 }

@@ -17,8 +17,10 @@ from typing import Any
 import orjson
 from sqlalchemy.orm import Session
 
-from sprintboard.access import WorkspaceAccess, lock_clause
-from sprintboard.errors import InvalidRequest
+from sprintboard.access import Caller, WorkspaceAccess, access_workspace_id, lock_clause
+from sprintboard.customfields.service import read_definitions
+from sprintboard.customfields.values import write_values
+from sprintboard.errors import InvalidRequest, NotFound
 from sprintboard.events import service as events
 from sprintboard.models import new_ids, utcnow
 from sprintboard.responses import iso
@@ -33,6 +35,7 @@ from sprintboard.workitems.service import (
     NewItem,
     check_sprint,
     check_type,
+    custom_values,
     entry,
     entry_error,
     item_values,
@@ -45,14 +48,25 @@ from sprintboard.workitems.service import (
 )
 
 
-def workspace_of(entries: Sequence[TaskCreate]) -> str:
-    """The one workspace of the entries; 400 `mixed_workspaces` if they name several."""
-    workspaces = {data.workspace_id for data in entries}
-    if len(workspaces) > 1:
+def workspace_access(
+    session: Session, caller: Caller, entries: Sequence[TaskCreate]
+) -> WorkspaceAccess:
+    """The caller's standing in the one workspace of the entries (404 if not a member).
+    Entries of several workspaces are 400 `mixed_workspaces`, once each is known to the
+    caller: one naming a workspace the caller cannot see is a missing project (400
+    `not_found` on `tasks[i].projectId`), as in any other workspace, so that nothing tells
+    whether it exists."""
+    first = _first_of(entries, lambda e: [e.workspace_id])
+    if len(first) > 1:
+        for workspace_id, index in sorted(first.items(), key=lambda pair: pair[1]):
+            try:
+                access_workspace_id(session, caller, workspace_id)
+            except NotFound:
+                raise entry_error(index, no_project()) from None
         raise InvalidRequest(
             "tasks", "mixed_workspaces", "tasks: all work items must be in one workspace."
         )
-    return entries[0].workspace_id
+    return access_workspace_id(session, caller, entries[0].workspace_id)
 
 
 def bulk_create(
@@ -71,6 +85,12 @@ def bulk_create(
     for type_name, at in _first_of(entries, lambda e: [e.type]).items():
         with entry(at):
             check_type(session, workspace_id, type_name)
+    sending = any(data.custom_fields for data in entries)
+    definitions = read_definitions(db, workspace_id) if sending else {}
+    values = []
+    for index, data in enumerate(entries):
+        with entry(index):
+            values.append(custom_values(db, workspace_id, data, definitions)[1])
     assignees = _assignees(db, workspace_id, entries)
     _check_projects(db, workspace_id, entries)
     workflows = read_workflows(db, {e.project_id for e in entries}, workspace_id=workspace_id)
@@ -98,6 +118,7 @@ def bulk_create(
             if len(data.assignee_ids) > 1
             else [assignees[user] for user in data.assignee_ids],
             parent_id=parent_ids[index],
+            fields=values[index],
         )
         new = placed(new, data, workflows[data.project_id])
         rows.append(item_values(codec, data, new, created_by, now, json=_json_text))
@@ -105,6 +126,8 @@ def bulk_create(
         records.append(record)
         owns.append(own)
     _insert(session, rows)
+    if any(values):
+        write_values(db, definitions, [(r["$id"], r["fields"]) for r in records], new=True)
     events.record_many(
         session,
         [

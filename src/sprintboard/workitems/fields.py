@@ -31,14 +31,16 @@ Priority = Literal["LOW", "MEDIUM", "HIGH", "URGENT"]
 Amount = Annotated[float, ModelField(ge=0, le=100_000)]
 Label = Annotated[str, ModelField(min_length=1, max_length=64), at_most(64)]
 
-Kind = Literal["text", "enum", "list", "day", "stamp", "real", "int", "bool"]
-"""How a field's values are stored and shown: `list` a JSON array (text on SQLite), `day` a
+Kind = Literal["text", "enum", "list", "map", "day", "stamp", "real", "int", "bool"]
+"""How a field's values are stored and shown: `list` a JSON array (text on SQLite), `map` a
+JSON object (the custom fields' values by key), `day` a
 date (`YYYY-MM-DD`), `stamp` a timestamp (as `responses.iso` shows it), `real` a float."""
 Operator = Literal["in", "=", "<", ">", ">="]
 _PYTHON: dict[Kind, type] = {
     "text": str,
     "enum": str,
     "list": list,
+    "map": dict,
     "day": date,
     "stamp": datetime,
     "real": float,
@@ -119,7 +121,7 @@ class ItemField:
     def param(self, codec: Codec, value: Any) -> Any:
         """A value (as a request gives it, or as the API shows it) as the parameter its
         column takes."""
-        if self.kind == "list":
+        if self.kind in ("list", "map"):
             return codec.json_param(value)
         if self.kind == "day":
             return codec.day_param(date.fromisoformat(value) if isinstance(value, str) else value)
@@ -296,6 +298,17 @@ FIELDS: tuple[ItemField, ...] = (
         label="Updated",
     ),
     ItemField("parentId", "parent_id", "text", settable=True, nullable=True, label="Parent"),
+    ItemField(
+        "fields",
+        "custom_fields",
+        "map",
+        settable=True,
+        value=dict[str, Any],
+        exported=True,
+        label="Custom fields",
+        description="The workspace's custom fields' values by key (`GET /workspaces/{id}/"
+        "fields`); unset ones are absent. A change sets the keys it sends; null clears one.",
+    ),
 )
 """A work item's own fields, in the order the API shows them."""
 

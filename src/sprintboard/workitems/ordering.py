@@ -9,11 +9,13 @@ Empty values (no due date, no points) come last in either direction: each nullab
 sorts first by "is empty" (always ascending), then by its value.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sprintboard.cursors import fits, not_ours
+from sprintboard.customfields.service import Definition
+from sprintboard.customfields.values import sort_key
 from sprintboard.errors import InvalidRequest
 from sprintboard.workitems import fields
 
@@ -59,6 +61,10 @@ class SortKey:
 @dataclass(frozen=True)
 class Order:
     keys: tuple[SortKey, ...]
+    joins: str = ""
+    """What the keys read besides the item and its project (a custom field's values)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """The parameters of the keys and their joins."""
 
     def order_by(self) -> str:
         return ", ".join(f"{k.sql} DESC" if k.descending else k.sql for k in self.keys)
@@ -96,28 +102,39 @@ class Order:
         return f"({' OR '.join(alternatives) or '1 = 0'})", params
 
 
-def parse_sort(sort: str | None, *, sqlite: bool) -> Order:
+def parse_sort(
+    sort: str | None, *, sqlite: bool, custom: Mapping[str, Definition] | None = None
+) -> Order:
     """`sort=` (comma-separated fields, `-` for descending) as an `Order`; ties go to
-    `position`, then `$id`. 400 `invalid_value` on `sort` for anything else."""
+    `position`, then `$id`. `fields.<key>` sorts by the custom field `custom[key]`, empty
+    values last both ways. 400 `invalid_value` on `sort` for anything else."""
     requested: list[tuple[str, bool]] = []
     # (Exactly as the document's pattern says: no blanks, no empty parts, `sort=` included.)
     for part in ("position" if sort is None else sort).split(","):
-        field = part.removeprefix("-")
-        if field not in SORT_FIELDS or any(field == seen for seen, _ in requested):
+        name = part.removeprefix("-")
+        known = name in SORT_FIELDS or name.removeprefix("fields.") in (custom or {})
+        if not known or any(name == seen for seen, _ in requested):
             raise InvalidRequest(
                 "sort",
                 "invalid_value",
-                f"sort: {part!r} is not a sort field (one of {', '.join(SORT_FIELDS)}; "
-                "`-` for descending, each once).",
+                f"sort: {part!r} is not a sort field (one of {', '.join(SORT_FIELDS)} or "
+                "fields.<key> of a custom field; `-` for descending, each once).",
             )
-        requested.append((field, part.startswith("-")))
-    if all(field != "position" for field, _ in requested):
+        requested.append((name, part.startswith("-")))
+    if all(name != "position" for name, _ in requested):
         requested.append(("position", False))
     keys: list[SortKey] = []
-    for field, descending in requested:
-        expressions, nullable = _expressions(field, sqlite)
+    joins, params = "", dict[str, Any]()
+    for name, descending in requested:
+        if name.startswith("fields.") and custom is not None:
+            by = sort_key(custom[name.removeprefix("fields.")], f"sf{len(params)}_")
+            joins, params = joins + by.join, {**params, **by.params}
+            keys.append(SortKey(f"({by.sql} IS NULL)", bool))
+            keys.append(SortKey(by.sql, by.kind, descending))
+            continue
+        expressions, nullable = _expressions(name, sqlite)
         if nullable:  # empties last, both ways
             keys.append(SortKey(f"({expressions[0][0]} IS NULL)", bool))
         keys.extend(SortKey(sql, kind, descending) for sql, kind in expressions)
     keys.append(SortKey("wi.id", str))
-    return Order(tuple(keys))
+    return Order(tuple(keys), joins, params)

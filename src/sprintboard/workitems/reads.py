@@ -25,8 +25,10 @@ from sprintboard.access import (
 )
 from sprintboard.concurrency import etag
 from sprintboard.cursors import Window
+from sprintboard.customfields.service import Definition, read_definitions
+from sprintboard.customfields.values import FieldMatch, condition, parse_match
 from sprintboard.errors import InvalidRequest, NotFound
-from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw
+from sprintboard.sql import Codec, Columns, Getter, Raw, in_list, raw, render
 from sprintboard.workflows.service import BUILT_IN
 from sprintboard.workitems import fields
 from sprintboard.workitems.ordering import Order, SortKey
@@ -34,11 +36,11 @@ from sprintboard.workitems.ordering import Order, SortKey
 ITEM_FIELDS: tuple[tuple[str, str], ...] = tuple((f.name, f.column) for f in fields.FIELDS)
 """A work item's own fields as the API shows them (in this order) and their columns, from the
 registry (`fields.FIELDS`). `item_columns` selects them, `item_from_row` reads them by name."""
-_JSON = frozenset(f.column for f in fields.FIELDS if f.kind == "list")
+_JSON = frozenset(f.column for f in fields.FIELDS if f.kind in ("list", "map"))
 _REAL = frozenset(f.column for f in fields.FIELDS if f.kind == "real")
 _STAMP = frozenset(f.column for f in fields.FIELDS if f.kind == "stamp")
 _DAY = frozenset(f.column for f in fields.FIELDS if f.kind == "day")
-_LISTS = tuple(f.name for f in fields.FIELDS if f.kind == "list")
+_LISTS = tuple(f.name for f in fields.FIELDS if f.kind in ("list", "map"))
 _BOOLS = tuple(f.name for f in fields.FIELDS if f.kind == "bool")
 
 
@@ -781,17 +783,24 @@ class TaskFilters:
     """The parent's `$id` or key (its direct children), or `none` (items without a parent)."""
     ancestor: str | None = None
     """An item's `$id` or key: every item below it, at any depth."""
+    custom: Sequence[FieldMatch] = ()
+    """`fields.<key>=...`: custom fields' values (`customfields.values.condition`)."""
+    condition: Any = None
+    """A query's condition (`GET /tasks?q=`): a SQLAlchemy expression on the items as `wi`
+    (`queries.compiler`), its values bound parameters."""
 
     def narrows_within_projects(self) -> bool:
         """Whether any filter beyond `project_id` applies."""
         return bool(
             self.matches
+            or self.custom
             or self.sprint_id
             or self.assignee_id
             or self.labels
             or self.search
             or self.parent
             or self.ancestor
+            or self.condition is not None
         )
 
 
@@ -830,8 +839,9 @@ def list_items(
     rows, columns = db.fetch(
         f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns(sort_keys)},"
         f" ({total_sql}) AS total_ FROM {source} JOIN projects p ON p.id = wi.project_id"
-        f" WHERE {page_where} ORDER BY {order.order_by()} LIMIT :limit OFFSET :offset",
-        {**params, "limit": limit + 1, "offset": offset},
+        f"{order.joins} WHERE {page_where} ORDER BY {order.order_by()}"
+        " LIMIT :limit OFFSET :offset",
+        {**params, **order.params, "limit": limit + 1, "offset": offset},
     )
     if rows:
         counted = rows[-1][columns["total_"]]
@@ -846,6 +856,30 @@ def list_items(
 
 
 BUILT_IN_NAMES = frozenset(name for name, _ in BUILT_IN)
+
+
+def custom_query(
+    db: Raw,
+    workspace_id: str,
+    wanted: dict[str, list[str]],
+    sort: str | None,
+    query: str | None = None,
+) -> tuple[list[FieldMatch], dict[str, Definition]]:
+    """`GET /tasks`' custom field filters (`fields.<key>` and their values) checked against
+    the workspace's fields: 400 `unknown_field` naming the parameter for a key it lacks,
+    `invalid_value` for a value the field cannot hold. Also answers the fields, for `sort`
+    (read only when a filter, the sort or the query `q` may name one)."""
+    if not wanted and "fields." not in (sort or "") and "fields." not in (query or "").lower():
+        return [], {}
+    definitions = read_definitions(db, workspace_id)
+    matches = []
+    for key, values in wanted.items():
+        param = f"fields.{key}"
+        if key not in definitions:
+            raise InvalidRequest(param, "unknown_field", f"{param}: no such custom field here.")
+        if values:
+            matches.append(parse_match(definitions[key], param, values))
+    return matches, definitions
 
 
 def _check_status_names(db: Raw, workspace_id: str, filters: TaskFilters) -> None:
@@ -909,6 +943,10 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
         else:
             clauses.append(f"{column} {match.filter.operator} :{name}")
             params[name] = match.field.param(db.codec, match.value)
+    for index, custom in enumerate(f.custom):
+        clause, custom_params = condition(custom, f"cf{index}_")
+        clauses.append(clause)
+        params.update(custom_params)
     assigned_to = [f.assignee_id] if f.assignee_id and f.assignee_id != "none" else []
     if f.assignee_id == "none":
         length = "json_array_length" if db.codec.sqlite else "jsonb_array_length"
@@ -960,6 +998,10 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
             f" OR {lower}(wi.description) LIKE {lower}(:search) ESCAPE '!')"
         )
         params["search"] = f"%{escaped}%"
+    if f.condition is not None:
+        query_clause, query_params = render(f.condition, db.dialect, "q_")
+        clauses.append(f"({query_clause})")
+        params.update(query_params)
     return below, source, " AND ".join(clauses), params
 
 

@@ -16,11 +16,13 @@ from sprintboard.concurrency import IfMatch, check_if_match, stamp_version
 from sprintboard.errors import PayloadTooLarge
 from sprintboard.events.service import EVENT_TYPES
 from sprintboard.http.deps import CallerDep, PageDep, SessionDep, api_router
+from sprintboard.integrations import links
+from sprintboard.integrations.schemas import TaskWithLinks
+from sprintboard.queries import service as queries
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 from sprintboard.sql import raw
 from sprintboard.workitems import bulk_create, fields, reads, relations, service
-from sprintboard.workitems.ordering import parse_sort
 from sprintboard.workitems.schemas import (
     BulkCreate,
     BulkUpdate,
@@ -72,10 +74,29 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     Rules the document cannot state: `workspaceId` or `projectId` is required (with both, the
     project is looked for in that workspace); `sort` names each field once; `priority` and
     `statusCategory` (comma-separated) take only their listed values, `status` only names;
-    a `cursor` continues only the list with the same filters and order that made it.
+    a `cursor` continues only the list with the same filters and order that made it;
+    `q` (a query, see the README's "Queries") must run (400 `invalid_query` with
+    `details.position` otherwise), and its `ORDER BY` with `sort` is 400 on `sort`.
+
+    Custom fields: `fields.<key>=v1,v2` (any parameter named `fields.` and a field's key)
+    keeps the items whose field holds any of the values (a multiselect any of its options;
+    `none`: unset); a key the workspace lacks is 400 `unknown_field` naming the parameter,
+    a value the field cannot hold `invalid_value`. `sort=fields.<key>` sorts by one (a
+    select by its options' order, a multiselect by its first option), unset values last.
     """
     workspace_id, _ = access_list_scope(
         session, caller, workspace_id=query.workspace_id, project_id=query.project_id
+    )
+    custom, definitions = reads.custom_query(
+        raw(session), workspace_id, query.custom_filters(), query.sort, query.q
+    )
+    condition, order = queries.list_order(
+        session,
+        caller=caller,
+        workspace_id=workspace_id,
+        text=query.q,
+        sort=query.sort,
+        custom=definitions,
     )
     filters = reads.TaskFilters(
         project_id=query.project_id,
@@ -86,8 +107,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         search=query.search or None,
         parent=query.parent_id or None,
         ancestor=query.ancestor_id or None,
+        custom=custom,
+        condition=condition,
     )
-    order = parse_sort(query.sort, sqlite=raw(session).codec.sqlite)
     page = reads.list_items(
         session,
         workspace_id=workspace_id,
@@ -143,9 +165,10 @@ async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: Calle
     """Each entry as `POST /tasks` takes it, all of one workspace; all or nothing. Keys are
     consecutive per project in request order; the answer lists the items in that order.
 
-    Rules the document cannot state: `tasks` name one workspace (else `mixed_workspaces`).
+    Rules the document cannot state: `tasks` name one workspace (else `mixed_workspaces`;
+    an entry naming a workspace you cannot see is a missing project, `not_found`).
     """
-    access = access_workspace_id(session, caller, bulk_create.workspace_of(body.tasks))
+    access = bulk_create.workspace_access(session, caller, body.tasks)
     access.require(Permission.WORK_ITEM_WRITE)
     created = bulk_create.bulk_create(session, access=access, entries=body.tasks)
     return many(created, len(created), status=201)
@@ -175,15 +198,17 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
 
 @router.get(
     "/tasks/{taskId}",
-    response_model=One[TaskDetail],
+    response_model=One[TaskWithLinks],
     responses=error_responses(404),
     summary="Get a work item by `$id` or key",
 )
 async def get_task(
     ref: TaskRef, session: SessionDep, caller: CallerDep, query: ItemQuery
 ) -> Response:
+    """Adds `links`: the item's pull requests and commits (contract §20)."""
     item = reads.read_visible_item(session, caller, ref, workspace_id=query.workspace_id)
-    return one(item.record, headers={"ETag": item.etag})
+    record = {**item.record, "links": links.read_links(session, item.record["$id"])}
+    return one(record, headers={"ETag": item.etag})
 
 
 @router.patch(

@@ -35,6 +35,16 @@ AssigneeIds = Annotated[
 ]
 Position = Annotated[float, Field(ge=-1e15, le=1e15)]
 Ref = Annotated[str, Field(min_length=1, max_length=64), at_most(64)]
+CustomValues = Annotated[
+    dict[str, Any],
+    Field(
+        description="Custom fields' values by key (`GET /workspaces/{id}/fields`): text (at "
+        "most 4,000 characters), number (finite, magnitude at most 10^12), date "
+        "(YYYY-MM-DD), select (one of its options), multiselect (distinct options, at most "
+        "50), user (a member's `$id`), url (http/https, at most 2,000 characters), checkbox "
+        "(true/false); null clears one. A key the workspace lacks is `unknown_field`."
+    ),
+]
 
 # Fields that PATCH and create share. In an update model, a field defaulting to None that is
 # not `| None` refuses an explicit null (defaults are not validated): absent means unchanged.
@@ -95,6 +105,7 @@ class TaskCreate(RequestModel):
     parent_id: Ref | None = Field(
         None, alias="parentId", description="The parent's `$id` or key (same workspace)."
     )
+    custom_fields: CustomValues = Field(default_factory=dict, alias="fields")
 
 
 def _named_by_id_or_key(schema: dict[str, Any]) -> None:
@@ -118,6 +129,7 @@ class TaskUpdate(RequestModel):
     parent_id: Ref | None = Field(
         None, alias="parentId", description="The parent's `$id` or key; null: none."
     )
+    custom_fields: CustomValues = Field(None, alias="fields")  # type: ignore[arg-type]
 
     @property
     def moving_to(self) -> list[str]:
@@ -229,6 +241,9 @@ class TaskRead(Timestamps):
     comment_count: int = Field(alias="commentCount")
     logged_hours: float = Field(alias="loggedHours")
     parent_id: str | None = Field(alias="parentId")
+    custom_fields: dict[str, Any] = Field(
+        alias="fields", description="The custom fields' values by key; unset ones are absent."
+    )
     child_count: int = Field(alias="childCount", description="Direct children.")
     project: ProjectSummary
     assignees: list[UserSummary]
@@ -286,7 +301,7 @@ class RelationCreate(RequestModel):
     target_id: Ref = Field(alias="targetId", description="The other item's `$id` or key.")
 
 
-_SORT_FIELD = f"-?({'|'.join(SORT_FIELDS)})"
+_SORT_FIELD = f"-?({'|'.join(SORT_FIELDS)}|fields\\.[a-z][a-zA-Z0-9]{{0,31}})"
 SORT_PATTERN = f"^{_SORT_FIELD}(,{_SORT_FIELD})*$"
 
 
@@ -307,7 +322,11 @@ def _query_field(f: fields.ItemField, filter_: fields.Filter) -> tuple[Any, Any]
 
 @_with_filters
 class TaskQuery(PageQuery):
-    """The filters and order of `GET /tasks`."""
+    """The filters and order of `GET /tasks`; `fields.<key>` parameters (custom fields) are
+    kept as extras (`custom_filters`)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    PARAMETER_PREFIXES = ("fields.",)
 
     workspace_id: str | None = Field(
         None, alias="workspaceId", min_length=1, description="This or `projectId` is required."
@@ -334,8 +353,9 @@ class TaskQuery(PageQuery):
         json_schema_extra={"pattern": SORT_PATTERN},  # (checked by `parse_sort`: invalid_value)
         description="Comma-separated fields, `-` for descending: "
         + ", ".join(f"`{f}`" for f in SORT_FIELDS)
-        + " (default `position`). Ties go to `position`, then `$id`; empty due dates and "
-        "points come last both ways; `-priority` puts URGENT first.",
+        + " or `fields.<key>` (a custom field: a select by its options' order)"
+        " (default `position`). Ties go to `position`, then `$id`; empty due dates, "
+        "points and custom fields come last both ways; `-priority` puts URGENT first.",
     )
     parent_id: str | None = Field(
         None,
@@ -345,6 +365,23 @@ class TaskQuery(PageQuery):
     ancestor_id: str | None = Field(
         None, alias="ancestorId", description="An item's `$id` or key: every item below it."
     )
+    q: str | None = Field(
+        None,
+        max_length=4_000,
+        description="A query (JQL-like: `status = DONE AND assignee = currentUser() ORDER BY "
+        "priority DESC`; see the README's Queries), combined with the other filters (AND). "
+        "Its `ORDER BY` replaces `sort` (both: 400 on `sort`).",
+    )
+
+    def custom_filters(self) -> dict[str, list[str]]:
+        """`fields.<key>=v1,v2`: the values asked for, by key."""
+        found = {}
+        for name, value in (self.model_extra or {}).items():
+            if name.startswith("fields.") and isinstance(value, str):
+                found[name.removeprefix("fields.")] = [
+                    v.strip() for v in value.split(",") if v.strip()
+                ]
+        return found
 
     def matches(self) -> list[fields.Match]:
         """The registry's filters this query sets, with their values (`in`'s checked

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from datetime import date
 from typing import Any, NamedTuple
 
@@ -22,6 +23,8 @@ from sqlalchemy.orm import Session
 
 from sprintboard.access import WorkspaceAccess, lock_clause, open_sprints, row_lock
 from sprintboard.concurrency import etag
+from sprintboard.customfields.service import Definitions, read_definitions
+from sprintboard.customfields.values import checked, merged, write_values
 from sprintboard.errors import InvalidRequest, NotAuthor
 from sprintboard.events import service as events
 from sprintboard.models import (
@@ -185,6 +188,8 @@ class NewItem:
     """Its status and the status's category: None until known (`_create` knows them from
     the sprint it joins)."""
     category: str | None = None
+    fields: dict[str, Any] = dataclass_field(default_factory=dict)
+    """Its custom fields' values, checked (`custom_values`)."""
 
 
 def placed(new: NewItem, data: TaskCreate, workflow: Workflow) -> NewItem:
@@ -230,6 +235,7 @@ def item_values(
         created_at=now,
         updated_at=now,
         parent_id=new.parent_id,
+        custom_fields=json(new.fields),
     )
     return tuple(map(row.__getitem__, ITEM_COLUMNS))
 
@@ -262,6 +268,7 @@ def new_record(
             "$createdAt": created_at,
             "$updatedAt": created_at,
             "parentId": new.parent_id,
+            "fields": new.fields,
         }
     )
     record = {
@@ -311,6 +318,7 @@ def create_work_item(
     workflow = workflows.get(data.project_id)  # (none: no such project, said below)
     if workflow is not None and data.status is not None:
         workflow.category(data.status)
+    definitions, values = custom_values(db, access.workspace_id, data)
     one_statement = not db.codec.sqlite and data.parent_id is None
     assignee_ids = unique(data.assignee_ids)
     assignees: list[Assignee] = []
@@ -334,13 +342,14 @@ def create_work_item(
         position=data.position,
         title=title,
         assignees=assignees,
+        fields=values,
     )
     moment, created_by = utcnow(), access.caller.user_id
     now = db.codec.param(moment)
     active = not data.sent("sprint_id")
     if one_statement:
-        values = item_values(db.codec, data, new, created_by, now)
-        params = dict(zip(ITEM_COLUMNS, values, strict=True))
+        row = item_values(db.codec, data, new, created_by, now)
+        params = dict(zip(ITEM_COLUMNS, row, strict=True))
         params.update(status=data.status, assignees=assignee_ids, **_statuses(data, workflow))
         counter, columns = db.fetch_one(_CREATE[active], {**params, **project})
     else:
@@ -370,8 +379,10 @@ def create_work_item(
             levels = hierarchy.ancestry(db, [parent_id])[parent_id]
             hierarchy.check_depth(len(levels) + 1, "parentId")
             new = replace(new, parent_id=parent_id)
-        values = item_values(db.codec, data, new, created_by, now)
-        db.execute(_INSERT_ITEM, dict(zip(ITEM_COLUMNS, values, strict=True)))
+        row = item_values(db.codec, data, new, created_by, now)
+        db.execute(_INSERT_ITEM, dict(zip(ITEM_COLUMNS, row, strict=True)))
+    if values:
+        write_values(db, definitions, [(new.item_id, values)], new=True)
     record, own = new_record(data, new, created_at=str(iso(moment)), detail=True)
     reads.with_new_hierarchy(db, record)
     events.record(
@@ -383,6 +394,20 @@ def create_work_item(
         payload={"workItem": own},
     )
     return record, etag(new.item_id, 1)
+
+
+def custom_values(
+    db: Raw, workspace_id: str, data: TaskCreate, definitions: Definitions | None = None
+) -> tuple[Definitions, dict[str, Any]]:
+    """A create's custom field values, checked (`customfields.values.checked`), without the
+    ones it leaves unset; and the workspace's fields (`definitions`, else read when it sends
+    some)."""
+    if not data.custom_fields:
+        return definitions or {}, {}
+    if definitions is None:
+        definitions = read_definitions(db, workspace_id)
+    found = checked(db, workspace_id, definitions, data.custom_fields)
+    return definitions, {key: value for key, value in found.items() if value is not None}
 
 
 _STATUS_PARAMS = (
@@ -433,10 +458,12 @@ def change_work_item(
     record: dict[str, Any],
     data: TaskUpdate,
     workflows: dict[str, Workflow] | None = None,
+    definitions: dict[str, Definitions] | None = None,
 ) -> bool:
     """Check the fields `data` sends against the item (`record`, locked for the change) as
     PATCH checks them, and apply them (`store.change_items`); returns whether anything
-    changed. `record` is brought up to date, less its embeds."""
+    changed. `record` is brought up to date, less its embeds. (`workflows` and
+    `definitions`, the custom fields by workspace, are read once per request into these.)"""
     sent = data.model_fields_set
     wanted: dict[str, Any] = {}
     if sent & {"name", "title"}:
@@ -462,11 +489,23 @@ def change_work_item(
         check_sprint(session, record["projectId"], workspace_id, wanted["sprintId"])
     if wanted.get("parentId") is not None:
         wanted["parentId"] = _moved_under(session, record, wanted["parentId"], "parentId")
+    custom: Definitions = {}
+    if "fields" in wanted:
+        known = definitions if definitions is not None else {}
+        if workspace_id not in known:
+            known[workspace_id] = read_definitions(raw(session), workspace_id)
+        custom = known[workspace_id]
+        sent_values = checked(raw(session), workspace_id, custom, wanted["fields"])
+        wanted["fields"] = merged(record["fields"], sent_values)
     for f in fields.PLAIN:
         if f.name in wanted:
             wanted[f.name] = f.shown(wanted[f.name])
+    before = record["fields"]
     changes = [(record, wanted)]
-    return bool(store.change_items(session, actor_id=access.caller.user_id, changes=changes))
+    changed = bool(store.change_items(session, actor_id=access.caller.user_id, changes=changes))
+    if record["fields"] != before:
+        write_values(raw(session), custom, [(record["$id"], record["fields"])])
+    return changed
 
 
 def _moved_under(session: Session, record: dict[str, Any], ref: str, field: str) -> str:
@@ -579,10 +618,16 @@ def bulk_update(
     if all(entry.is_kanban_move() for entry in entries):
         return _bulk_move(session, access=access, records=records, ids=ids, entries=entries)
     workflows: dict[str, Workflow] = {}
+    definitions: dict[str, Definitions] = {}
     for index, (item_id, data) in enumerate(zip(ids, entries, strict=True)):
         with entry(index):
             change_work_item(
-                session, access=access, record=records[item_id], data=data, workflows=workflows
+                session,
+                access=access,
+                record=records[item_id],
+                data=data,
+                workflows=workflows,
+                definitions=definitions,
             )
     return reads.read_items_in_order(session, ids)
 

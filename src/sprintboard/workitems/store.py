@@ -92,12 +92,24 @@ def change_items(
         record["$updatedAt"] = shown
         writes.setdefault(tuple(diff), []).append(params)
         changed.append(record)
-        shown_diff = {f: change for f, change in diff.items() if f not in fields.DERIVED}
+        shown_diff = _shown(diff)
         to_record.append(_updated(record, shown_diff, actor_id))
     for names, rows in writes.items():
         _write(db, [_COLUMN[field] for field in names], rows, stamp)
     events.record_many(session, to_record)
     return changed
+
+
+def _shown(diff: dict[str, Any]) -> dict[str, Any]:
+    """A diff as its event shows it: without derived fields, and custom fields one key
+    each (`fields.<key>`), as if each were a field of its own."""
+    shown = {f: change for f, change in diff.items() if f not in fields.DERIVED}
+    if (custom := shown.pop("fields", None)) is not None:
+        before, after = custom["from"], custom["to"]
+        for key in sorted(before.keys() | after.keys()):
+            if before.get(key) != after.get(key):
+                shown[f"fields.{key}"] = {"from": before.get(key), "to": after.get(key)}
+    return shown
 
 
 def move_sprint_items(
@@ -253,3 +265,16 @@ def delete_project_items(session: Session, project_id: str) -> list[dict[str, An
 def _key_number(item: dict[str, Any]) -> int:
     """`42` of `WEB-42`."""
     return int(item["key"].rpartition("-")[2])
+
+
+def forget_field(session: Session, *, field_id: str, key: str) -> None:
+    """A custom field's delete: its items no longer carry its key (their version moves on,
+    so an `If-Match` of before fails; no event: the field, not the item, was changed). Run
+    before the field's typed values go, which name the items."""
+    db = raw(session)
+    removed = "custom_fields - :key" if not db.codec.sqlite else "json_remove(custom_fields, :path)"
+    db.execute(
+        f"UPDATE work_items SET custom_fields = {removed}, version = version + 1"
+        " WHERE id IN (SELECT item_id FROM work_item_field_values WHERE field_id = :field_id)",
+        {"key": key, "path": f"$.{key}", "field_id": field_id},
+    )

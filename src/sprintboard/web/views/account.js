@@ -1,8 +1,8 @@
 // The account bar: the inbox with its unread count (read every 30 s, and soon after a change
-// from the stream), the shortcuts, who is signed in, and signing out.
+// from the stream), the shortcuts, who is signed in (a link to their account), signing out.
 
 import * as api from "../api.js";
-import { fill, h } from "../lib/dom.js";
+import { fill, h, link } from "../lib/dom.js";
 import { showShortcuts } from "../lib/keyboard.js";
 import { store } from "../store.js";
 import { openInbox } from "./inbox.js";
@@ -33,7 +33,7 @@ export function mount(root, { signOut, signedOut }) {
     h("button", { type: "button", id: "inbox-button", class: "ghost", onclick: () => openInbox({ onRead: refreshUnread }), "aria-label": "Inbox" },
       "Inbox ", h("span", { id: "unread", class: "count" }, "0")),
     h("button", { type: "button", class: "ghost", onclick: showShortcuts, "aria-label": "Keyboard shortcuts", title: "Keyboard shortcuts (?)" }, "?"),
-    h("span", { class: "who" }, store.me.name),
+    link("/account", store.me.name, { class: "who", title: "Your account: password and API keys" }),
     h("button", { type: "button", class: "ghost", onclick: signOut }, "Sign out"),
   );
   refreshUnread();

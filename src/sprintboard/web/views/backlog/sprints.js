@@ -1,27 +1,23 @@
-// Sprints in the backlog: each open sprint's line (status, dates, Start) and creating one.
+// Sprints in the backlog: each open sprint's line (status, dates, "Edit sprint", and on the
+// next planned one while none is active, "Start sprint") and creating one.
 
 import * as api from "../../api.js";
 import { h, openDialog, say } from "../../lib/dom.js";
 import { formatDate } from "../../lib/format.js";
 import { store } from "../../store.js";
+import { editSprint, startSprint } from "../sprints/form.js";
 
 /** What a sprint's list header shows beside its name. */
 export function sprintInfo(backlog, sprint) {
+  const open = backlog.openSprints();
+  const next = !open.some((s) => s.status === "ACTIVE") && open.find((s) => s.status === "PLANNED");
+  const put = (data) => store.putSprints([data]);
   return h("span", { class: "sprint-info" },
     h("span", { class: "pill" }, sprint.status === "ACTIVE" ? "Active" : "Planned"),
-    ` ${formatDate(sprint.startDate)} – ${formatDate(sprint.endDate)}`,
-    sprint.status === "PLANNED" && !backlog.openSprints().some((s) => s.status === "ACTIVE")
-      ? h("button", { type: "button", class: "small", onclick: () => startSprint(sprint) }, `Start ${sprint.name}`) : null);
-}
-
-async function startSprint(sprint) {
-  try {
-    const { data } = await api.patch(`/sprints/${sprint.$id}`, { status: "ACTIVE" });
-    store.putSprints([data]);
-    say(`${sprint.name} started`);
-  } catch (error) {
-    say(`Could not start the sprint: ${api.describe(error)}`, { error: true });
-  }
+    ` ${formatDate(sprint.startDate)} – ${formatDate(sprint.endDate)} `,
+    h("button", { type: "button", class: "small ghost", "aria-label": `Edit sprint ${sprint.name}`, onclick: () => editSprint(sprint, put) }, "Edit"),
+    next === sprint
+      ? h("button", { type: "button", class: "small", onclick: (event) => startSprint(sprint, put, event.currentTarget) }, "Start sprint") : null);
 }
 
 export function createSprint(backlog) {

@@ -1,5 +1,5 @@
 // The sprint header: the ACTIVE sprint's name, dates, goal and progress, with its reports and
-// its completion; with no active sprint, the planned ones to start.
+// its completion and editing; with no active sprint, the next planned one to start.
 
 import * as api from "../../api.js";
 import { fill, h, link, openDialog, say } from "../../lib/dom.js";
@@ -7,6 +7,7 @@ import { formatDate, formatPoints, points } from "../../lib/format.js";
 import { byPosition } from "../../lib/order.js";
 import { store } from "../../store.js";
 import { openReport, openVelocity } from "../reports/index.js";
+import { editSprint, startSprint } from "../sprints/form.js";
 
 const plannedSprints = () => [...store.sprints.values()].filter((s) => s.status === "PLANNED").sort(byPosition);
 
@@ -21,8 +22,9 @@ export function mount(header, { board, reload }) {
       fill(header,
         h("h1", {}, "No active sprint"),
         h("p", {}, "Start a planned sprint, or plan one in the ", link(`/projects/${project.$id}/backlog`, "backlog"), "."),
-        planned.length ? h("ul", { class: "planned" }, planned.map((s) =>
-          h("li", {}, `${s.name} `, h("button", { type: "button", onclick: () => startSprint(s) }, `Start ${s.name}`)))) : null,
+        planned.length ? h("ul", { class: "planned" }, planned.map((s, n) =>
+          h("li", {}, `${s.name} `, n === 0
+            ? h("button", { type: "button", onclick: (event) => startSprint(s, reload, event.currentTarget) }, "Start sprint") : null))) : null,
         h("p", {}, h("button", { type: "button", class: "ghost", onclick: () => openVelocity(project) }, "Velocity")),
       );
       return;
@@ -44,18 +46,9 @@ export function mount(header, { board, reload }) {
       h("div", { class: "actions" },
         h("button", { type: "button", class: "ghost", onclick: () => openReport(sprint) }, "Burndown"),
         h("button", { type: "button", class: "ghost", onclick: () => openVelocity(project) }, "Velocity"),
+        h("button", { type: "button", class: "ghost", onclick: () => editSprint(sprint, reload) }, "Edit sprint"),
         h("button", { type: "button", onclick: completeSprint }, "Complete sprint")),
     );
-  }
-
-  async function startSprint(planned) {
-    try {
-      await api.patch(`/sprints/${planned.$id}`, { status: "ACTIVE" });
-      say(`${planned.name} started`);
-      await reload();
-    } catch (error) {
-      say(`Could not start the sprint: ${api.describe(error)}`, { error: true });
-    }
   }
 
   function completeSprint() {

@@ -10,7 +10,7 @@ import { store } from "../../store.js";
 import { activity } from "./activity.js";
 import { comments, timeLogs } from "./comments.js";
 import { changes, fieldsForm } from "./fields.js";
-import { children, relations, section } from "./sections.js";
+import { children, codeLinks, relations, section } from "./sections.js";
 
 export function openItemDrawer(key) {
   const body = h("div", { class: "item" }, h("p", { class: "loading" }, "Loading…"));
@@ -86,6 +86,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
       form,
       section("Children", kids.element),
       section("Relations", relations(item)),
+      section("Code", codeLinks(item)),
       section(`Comments (${item.comments.length})`, comments(item, load)),
       section(`Time logged (${formatPoints(item.loggedHours)} h)`, timeLogs(item, load)),
       section("Activity", events.element),

@@ -1,4 +1,5 @@
-// The drawer's read-only sections: a titled section, the item's children and its relations.
+// The drawer's read-only sections: a titled section, the item's children, its relations and
+// its code (the pull requests and commits that name it).
 
 import * as api from "../../api.js";
 import { fill, h, link } from "../../lib/dom.js";
@@ -41,4 +42,26 @@ export function relations(item) {
     `${relation.type.replace(/_/g, " ")} `,
     link(`/tasks/${encodeURIComponent(relation.task.key)}`, `${relation.task.key} ${relation.task.title}`),
     ` (${statusLabel(relation.task.status)})`)));
+}
+
+/** The pull requests and commits that name the item (`links`), each with its state. */
+export function codeLinks(item) {
+  const list = item.links || [];
+  if (!list.length) return h("p", { class: "muted" }, "No pull requests or commits.");
+  return h("ul", { class: "code-links" }, list.map((found) => {
+    const label = found.kind === "pull_request"
+      ? `Pull request${found.number == null ? "" : ` #${found.number}`}: ${found.title || ""}`
+      : `Commit ${(found.sha || "").slice(0, 7)}: ${found.title || ""}`;
+    return h("li", { "data-link-kind": found.kind, "data-state": found.state || "" },
+      externalLink(found.url, label),
+      found.state ? h("span", { class: "pill" }, ` ${found.state}`) : null,
+      found.author ? h("span", { class: "muted" }, ` by ${found.author}`) : null);
+  }));
+}
+
+/** A link out to the forge: http(s) addresses only (never `javascript:`), in a new tab that
+ * cannot reach back to this one. */
+function externalLink(url, text) {
+  if (!/^https?:\/\//i.test(url || "")) return h("span", {}, text);
+  return h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, text);
 }

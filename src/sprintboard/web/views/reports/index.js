@@ -16,6 +16,11 @@ const figure = (label, value) => h("div", { class: "figure" }, h("dt", {}, label
 export async function openReport(sprint) {
   const body = h("div", { class: "report" }, h("p", { class: "loading" }, "Loading…"));
   openDialog(`${sprint.name}: burndown`, body, { wide: true });
+  await fillReport(body, sprint);
+}
+
+/** The sprint's report (its burndown and tallies) into `body`: the dialog's, or a page's. */
+export async function fillReport(body, sprint) {
   try {
     const { data } = await api.get(`/sprints/${sprint.$id}/report`);
     const pts = (part) => (part ? `${part.items} item${part.items === 1 ? "" : "s"} · ${formatPoints(part.points)} pts` : "—");
