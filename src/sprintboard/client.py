@@ -184,6 +184,16 @@ class Client:
     def create_work_item_type(self, workspace_id: str, name: str) -> Json:
         return self._one("POST", f"/workspaces/{workspace_id}/work-item-types", {"name": name})
 
+    def fields(self, workspace_id: str) -> list[Json]:
+        """The workspace's custom fields, all at once (a workspace has at most 50)."""
+        documents: list[Json] = self.request("GET", f"/workspaces/{workspace_id}/fields")[
+            "documents"
+        ]
+        return documents
+
+    def create_field(self, workspace_id: str, **fields: Any) -> Json:
+        return self._one("POST", f"/workspaces/{workspace_id}/fields", fields)
+
     # Work items.
 
     def tasks(self, workspace_id: str, **filters: Any) -> Iterator[Json]:
