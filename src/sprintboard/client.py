@@ -185,13 +185,14 @@ class Client:
         return self._one("POST", f"/workspaces/{workspace_id}/work-item-types", {"name": name})
 
     def fields(self, workspace_id: str) -> list[Json]:
+        """The workspace's custom fields, all at once (a workspace has at most 50)."""
         documents: list[Json] = self.request("GET", f"/workspaces/{workspace_id}/fields")[
             "documents"
         ]
         return documents
 
-    def create_field(self, workspace_id: str, **body: Any) -> Json:
-        return self._one("POST", f"/workspaces/{workspace_id}/fields", body)
+    def create_field(self, workspace_id: str, **fields: Any) -> Json:
+        return self._one("POST", f"/workspaces/{workspace_id}/fields", fields)
 
     # Work items.
 

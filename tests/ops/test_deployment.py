@@ -155,7 +155,12 @@ def test_the_deployment_recipe_runs_as_written(new_postgres: str, tmp_path: Path
             except httpx.TransportError:
                 return False
 
-        wait_until(serving, 180, "serve answering /healthz through nginx")
+        try:
+            # (Starting is mostly imports: on a machine busy with other test runs, minutes.)
+            wait_until(serving, 300, "serve answering /healthz through nginx")
+        except TimeoutError as error:
+            logs = "\n".join(f"--- {c.name}:\n{c.tail()}" for c in children)
+            raise AssertionError(f"{error}\n{logs}") from None
         assert httpx.get(f"{base}/readyz", timeout=10).status_code == 200
         worker = children[1]
         wait_until(lambda: b"delivering webhook events" in worker.log.read_bytes(), 180, "worker")

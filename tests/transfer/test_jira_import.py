@@ -85,17 +85,18 @@ def test_a_cloud_export_imports_with_the_options_it_asks_for(
             "import", "jira-csv", str(export_file(tmp_path, "cloud.csv", "CLD")),
             "--workspace", workspace, "--project", project,
             "--create-missing", "--unknown-assignees", "skip", "--missing-links", "drop",
-            "--key-map", str(key_map),
+            "--key-map", str(key_map), "--keep-key", "jiraKey",
         )  # fmt: skip
         assert done.code == 0, done.stderr
         items = {item["key"]: api.task(item["$id"]) for item in api.tasks(workspace)}
         sprints = api.sprints(project_id=project)
         statuses = api.statuses(project)
         types = [t["name"] for t in api.work_item_types(workspace)]
+        fields = [(f["key"], f["name"], f["type"]) for f in api.fields(workspace)]
 
     assert "1 rows without their unknown assignee" in done.stdout
     assert "2 links to issues outside the file left out" in done.stdout
-    assert done.stdout.startswith("imported 1 statuses, 1 types, 0 fields, 3 sprints, 6 items")
+    assert done.stdout.startswith("imported 1 statuses, 1 types, 1 fields, 3 sprints, 6 items")
     assert "items: 6/6" in done.stderr
     assert "'Ready for QA' → READY_FOR_QA (new, IN_PROGRESS) (1 rows)" in done.stderr
     # Created in the order Jira made them, though the file lists them newest first.
@@ -106,6 +107,10 @@ def test_a_cloud_export_imports_with_the_options_it_asks_for(
         "READY_FOR_QA", "Ready for QA", "IN_PROGRESS",
     )  # fmt: skip
     assert types == ["SPRINT_DEFECT"]
+    assert fields == [("jiraKey", "Original key", "text")]
+    assert all(item["fields"] == {"jiraKey": original} for original, item in (
+        ("CS-8", items["CLD-1"]), ("CS-13", items["CLD-5"]), ("CS-14", items["CLD-6"]),
+    ))  # fmt: skip
 
     with key_map.open(newline="") as opened:
         mapping = dict(csv.reader(opened))
@@ -166,6 +171,9 @@ def test_mappings_win_and_a_name_two_members_share_matches_neither(
         stranger = server.run(
             "import", "jira-csv", path, *args, "--map-assignee", "Linus T.=linus@example.com"
         )
+        api.create_field(workspace, key="estimate", name="Estimate", type="number")
+        not_text = server.run("import", "jira-csv", path, *args, "--keep-key", "estimate")
+        bad_key = server.run("import", "jira-csv", path, *args, "--keep-key", "Jira-Key")
         assert list(api.tasks(workspace)) == []
 
     assert ambiguous.code == 1
@@ -189,6 +197,10 @@ def test_mappings_win_and_a_name_two_members_share_matches_neither(
     )
     assert stranger.code == 2
     assert "linus@example.com is not a member of the workspace" in stranger.stderr
+    assert not_text.code == 2
+    assert "the workspace's field estimate is a number field" in not_text.stderr
+    assert bad_key.code == 2
+    assert "--keep-key 'Jira-Key': a field key matches" in bad_key.stderr
 
 
 def test_a_server_export_without_statuses_gets_the_default_ones(
@@ -222,6 +234,7 @@ def test_the_import_command_explains_its_options(server: Served) -> None:
         "--missing-links {refuse,drop}",
         "--create-missing",
         "--key-map FILE",
+        "--keep-key FIELD_KEY",
         "Reporter and Creator are not imported",
     ):
         assert option in words

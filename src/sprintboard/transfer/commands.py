@@ -16,6 +16,8 @@ from typing import Any
 from sprintboard.client import ApiError, Client
 
 COMMANDS = ("import", "export", "mcp")
+KEPT_KEY_NAME = "Original key"
+"""The name of the text field `--keep-key` creates when the workspace lacks it."""
 ENVIRONMENT = "Set SPRINTBOARD_URL (the service's root, e.g. http://127.0.0.1:8000) and "
 ENVIRONMENT += "SPRINTBOARD_API_KEY."
 
@@ -96,6 +98,12 @@ def add_commands(commands: Any) -> None:
         metavar="FILE",
         help="write a CSV 'original,new' of every imported item's key to FILE",
     )
+    importer.add_argument(
+        "--keep-key",
+        metavar="FIELD_KEY",
+        help="store each item's original key in the workspace's custom text field "
+        f"FIELD_KEY (created, named '{KEPT_KEY_NAME}', when the workspace lacks it)",
+    )
     exporter = commands.add_parser(
         "export",
         help="write a workspace (or one project) as JSON to standard output",
@@ -167,6 +175,9 @@ def _import(client: Client, args: argparse.Namespace) -> int:
         if args.format == "jira-csv":
             records = jira.Records.read(client, args.workspace, args.project)
             matched = jira.match(plan, records, choices)
+        new_field = args.keep_key is not None and jira.keep_keys(
+            client, plan, workspace_id=args.workspace, field_key=args.keep_key
+        )
     except (OSError, ValueError) as error:
         print(f"sprintboard: {args.file}: {error}", file=sys.stderr)
         return 2
@@ -182,6 +193,8 @@ def _import(client: Client, args: argparse.Namespace) -> int:
     new: dict[str, int] = {}
     if args.create_missing:
         new = {"statuses": len(matched.new_statuses), "types": len(matched.new_types)}
+    if args.keep_key is not None:
+        new["fields"] = int(new_field)
     left_out = ""
     if args.unknown_assignees == "skip":
         left_out += f"; {matched.lost_assignees} rows without their unknown assignee"
@@ -194,6 +207,11 @@ def _import(client: Client, args: argparse.Namespace) -> int:
     jira.create_missing(
         client, matched, workspace_id=args.workspace, project_id=args.project, progress=say
     )
+    if new_field:
+        jira.create_kept_key_field(
+            client, workspace_id=args.workspace, field_key=args.keep_key, name=KEPT_KEY_NAME
+        )
+        say(f"field {args.keep_key} ({KEPT_KEY_NAME!r}, text) created")
     keys: dict[str, str] = {}
     counts = load.write(
         client, plan, workspace_id=args.workspace, project_id=args.project, progress=say, keys=keys

@@ -68,6 +68,38 @@ class Records:
         )
 
 
+FIELD_KEY = re.compile(r"[a-z][a-zA-Z0-9]{0,31}")
+
+
+def keep_keys(client: Client, plan: Plan, *, workspace_id: str, field_key: str) -> bool:
+    """Puts each row's original key in the custom text field `field_key`; True when that
+    field is still to be created (`create_kept_key_field`).
+
+    Raises ValueError when the key cannot name a field, or names one that is not text.
+    """
+    if not FIELD_KEY.fullmatch(field_key):
+        raise ValueError(f"--keep-key {field_key!r}: a field key matches [a-z][a-zA-Z0-9]{{0,31}}")
+    found = next((f for f in client.fields(workspace_id) if f["key"] == field_key), None)
+    if found is not None and found["type"] != "text":
+        raise ValueError(
+            f"--keep-key {field_key}: the workspace's field {field_key} is a {found['type']} "
+            "field; a key is kept in a text field"
+        )
+    for row in plan.rows:
+        row.fields.setdefault("fields", {})[field_key] = row.original_key or row.ref
+    return found is None
+
+
+def create_kept_key_field(client: Client, *, workspace_id: str, field_key: str, name: str) -> None:
+    client.create_field(
+        workspace_id,
+        key=field_key,
+        name=name,
+        type="text",
+        description="The item's key in the system it was imported from.",
+    )
+
+
 @dataclass
 class Matched:
     new_statuses: dict[str, Json] = field(default_factory=dict)

@@ -79,10 +79,10 @@ def write(
         progress(f"parents: {len(parents)} set")
 
     relations = plan.relations()
-    for source, kind, target in relations:
+    for done, (source, kind, target) in enumerate(relations, start=1):
         client.relate(item_ids[source], kind, item_ids[target])
-    if relations:
-        progress(f"relations: {len(relations)} created")
+        if done % BULK == 0 or done == len(relations):
+            progress(f"relations: {done}/{len(relations)}")
 
     comments = logs = 0
     for row in plan.rows:
