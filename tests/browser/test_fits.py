@@ -100,6 +100,8 @@ def test_the_sign_in_page_fits(page: Page, axe: Path) -> None:
 
 
 def test_home_fits(page: Page, board: Board, axe: Path) -> None:
+    # A name with no space to break at wraps rather than push the page sideways.
+    board.api.post("/workspaces", json={"name": "a_workspace_name_" + "x" * 60}).raise_for_status()
     open_signed_in(page, admin_key_of(board), "/")
     expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
     fits(page, axe)
