@@ -113,6 +113,11 @@ def api(base_url: str, admin_key: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="session")
 def axe() -> Path:
+    """axe-core's browser script (see `axe_script`)."""
+    return axe_script()
+
+
+def axe_script() -> Path:
     """axe-core's browser script, installed with npm into a cache folder on first use. A
     missing npm or a failed install fails the accessibility tests: they never skip."""
     folder = CACHE / f"axe-core-{AXE_VERSION}"
@@ -145,10 +150,10 @@ def axe() -> Path:
     return script
 
 
-def serious_violations(page: Page, axe: Path) -> list[str]:
+def serious_violations(page: Page, axe: Path | None = None) -> list[str]:
     """axe-core's serious and critical findings on the page as it is now (its default rules)."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(axe))
+        page.add_script_tag(path=str(axe or axe_script()))
     results = page.evaluate("async () => (await axe.run(document)).violations")
     return [
         f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
@@ -244,7 +249,8 @@ def open_signed_in(page: Page, key: str, path: str) -> None:
     made = page.request.post("/api/v1/sessions", data={"key": key})
     assert made.status == 201, made.text()
     page.goto(path)
-    page.get_by_role("button", name="Sign out").wait_for()
+    # Attached, not visible: on a phone's width the account bar is behind the menu button.
+    page.get_by_role("button", name="Sign out", include_hidden=True).wait_for(state="attached")
 
 
 def screenshot(page: Page, name: str) -> None:

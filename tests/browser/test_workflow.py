@@ -8,9 +8,8 @@ from typing import Any
 
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.conftest import Board, open_signed_in
+from tests.browser.conftest import Board, open_signed_in, serious_violations
 from tests.browser.test_board import board_path, card, column
-from tests.browser.test_reports_and_a11y import serious_violations
 
 QA = {"name": "READY_FOR_QA", "category": "IN_PROGRESS", "label": "Ready for QA"}
 

@@ -6,6 +6,7 @@ import * as api from "./api.js";
 import { fill, h, link, say } from "./lib/dom.js";
 import { loadMeta } from "./lib/enums.js";
 import { busy, showShortcuts } from "./lib/keyboard.js";
+import { installMenu } from "./lib/menu.js";
 import { prefetchProject } from "./lib/project.js";
 import { store } from "./store.js";
 import * as accountView from "./views/account.js";
@@ -187,6 +188,7 @@ window.addEventListener("sprintboard:signed-out", signedOut);
 
 async function start() {
   installPalette({ navigate });
+  installMenu();
   signinSection.querySelector("form").addEventListener("submit", onSignIn);
   signinSection.remove();
   signinSection.hidden = false;

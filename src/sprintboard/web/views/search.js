@@ -8,7 +8,8 @@ import { h, openDialog, say } from "../lib/dom.js";
 import { store } from "../store.js";
 
 let navigate = (path) => { location.href = path; };
-let last = null; // The project the palette last found itself in: `{project}`.
+let last = null; // The project the palette last found itself in.
+const SEARCHED = 10; // Workspaces searched at most, away from a project's pages.
 
 /** Install the shortcut; `go(path)` is the shell's navigation. */
 export function installPalette({ navigate: go }) {
@@ -34,10 +35,21 @@ async function projectHere() {
   return last;
 }
 
+const REMEMBERED = "sprintboard:last-workspace";
+
+/**
+ * The workspaces to search: the page's; elsewhere the one last visited first, then the
+ * newest (a person in many workspaces mostly works in the recent ones).
+ */
 async function workspaceIds(project) {
-  if (project) return [project.workspaceId];
-  const { data } = await api.get("/workspaces", { limit: 20 });
-  return data.documents.map((workspace) => workspace.$id);
+  if (project) {
+    sessionStorage.setItem(REMEMBERED, project.workspaceId);
+    return [project.workspaceId];
+  }
+  const all = (await api.getAll("/workspaces", {}, 500)).map((workspace) => workspace.$id).reverse();
+  const remembered = sessionStorage.getItem(REMEMBERED);
+  const ordered = all.includes(remembered) ? [remembered, ...all.filter((id) => id !== remembered)] : all;
+  return ordered.slice(0, SEARCHED);
 }
 
 function actions(project) {
@@ -51,7 +63,7 @@ function actions(project) {
 /** Open the palette (the shortcut's, and the header's "Search" button's). */
 export async function openPalette() {
   const project = await projectHere().catch(() => null);
-  const spaces = workspaceIds(project);
+  const spaces = workspaceIds(project).catch(() => []);
   const box = combobox({
     label: "Search items and actions",
     visibleLabel: false,
@@ -63,7 +75,7 @@ export async function openPalette() {
       const wanted = text.toLowerCase();
       const commands = actions(project).filter((a) => !wanted || a.label.toLowerCase().includes(wanted));
       if (!text) return commands.map((a) => ({ ...a, value: a }));
-      const found = (await Promise.all((await spaces).slice(0, 5).map((workspaceId) =>
+      const found = (await Promise.all((await spaces).map((workspaceId) =>
         api.get("/tasks", { workspaceId, search: text, limit: 8 })
           .then(({ data }) => data.documents).catch(() => [])))).flat();
       const items = found.map((item) => ({ label: `${item.key} ${item.title}`, hint: item.status.replace(/_/g, " ").toLowerCase(), value: { item } }));
