@@ -21,6 +21,7 @@ SOURCE = Path(sprintboard.__file__).parent
 DOMAINS = (
     "audit",
     "events",
+    "mail",
     "identity",
     "workspaces",
     "workflows",
@@ -28,6 +29,7 @@ DOMAINS = (
     "sprints",
     "projects",
     "invitations",
+    "sso",
 )
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
@@ -58,6 +60,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("audit", frozenset({"audit"})),  # (the HTTP layer notes each request's address for it)
     ("http", frozenset({"http"})),
     ("events", frozenset({"events"})),
+    ("mail", frozenset({"mail"})),
     ("identity", frozenset({"identity"})),
     ("workspaces", frozenset({"workspaces"})),
     ("workflows", frozenset({"workflows"})),
@@ -65,6 +68,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("sprints", frozenset({"sprints"})),
     ("projects", frozenset({"projects"})),
     ("invitations", frozenset({"invitations"})),
+    ("sso", frozenset({"sso"})),
     ("routers", frozenset()),  # every domain's `router.py`
     (
         "application",

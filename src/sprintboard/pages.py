@@ -29,6 +29,8 @@ _PAGE = re.compile(r"^/(?:|projects/[^/]+/(?:board|backlog|settings)|tasks/[^/]+
 _TOKEN_PAGES = {"invite": "invite.html", "reset": "reset.html"}
 _TOKEN_PAGE = re.compile(r"^/(invite|reset)/[A-Za-z0-9_-]{1,256}$")
 """A link with a token (contract §19): its page reads the token from the address itself."""
+_SSO_SLOT = b"<!-- sign in with SSO -->"
+_SSO_LINK = b'<a id="signin-sso" class="sso" href="/auth/oidc/login">Sign in with SSO</a>'
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 """A path segment under `/static/`: no hidden files, no `..`, nothing a file system reads
 specially."""
@@ -78,9 +80,11 @@ class _File:
 class WebPages:
     """Serves the pages and static files; passes everything else on to `app`."""
 
-    def __init__(self, app: ASGIApp, root: Path = WEB_ROOT) -> None:
+    def __init__(self, app: ASGIApp, root: Path = WEB_ROOT, *, sso: bool = False) -> None:
         self.app = app
         self.root = root
+        self.sso = sso
+        """Whether the sign-in form offers "Sign in with SSO" (OpenID Connect is configured)."""
         self._cache: dict[Path, tuple[tuple[int, int], _File]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -159,6 +163,8 @@ class WebPages:
             body = path.read_bytes()
         except OSError:
             return None
+        if self.sso and path.name == "index.html":
+            body = body.replace(_SSO_SLOT, _SSO_LINK)
         digest = hashlib.sha256(body).hexdigest()[:20]
         file = _File(
             body=body,
