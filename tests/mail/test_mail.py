@@ -3,7 +3,11 @@ delivery loop (never by the request) to a real SMTP server, retried with backoff
 invitation and reset links; notification mail at most once a minute per user."""
 
 import asyncio
+import os
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -342,3 +346,33 @@ def test_opting_out_drops_what_waits(
     assert mailbox.messages == []
     with database.session(write=False) as session:
         assert session.scalars(select(NotificationMail)).all() == []
+
+
+def test_sprintboard_worker_sends_mail(
+    mail_api: Api, database: Database, mailbox: Mailbox, tmp_path: Path
+) -> None:
+    user, _ = make_user(mail_api)
+    mail_api.post("/password-resets", json={"email": user["email"]})
+    env = {
+        **os.environ,
+        "SPRINTBOARD_DATABASE_URL": database.url,
+        "SPRINTBOARD_SECRET_KEY": TEST_SECRET_KEY,
+        "SPRINTBOARD_SMTP_URL": mailbox.url(),
+        "SPRINTBOARD_MAIL_FROM": FROM,
+        "SPRINTBOARD_PUBLIC_URL": PUBLIC,
+    }
+    with (tmp_path / "worker.log").open("wb") as log:
+        worker = subprocess.Popen(
+            [str(Path(sys.executable).with_name("sprintboard")), "worker"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            [mail] = mailbox.wait_for(1, timeout=60)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            assert worker.wait(timeout=30) == 0
+    assert mail["To"] == user["email"]
+    assert f"{PUBLIC}/reset/sbr_" in body(mail)
+    assert "smtp://" not in (tmp_path / "worker.log").read_text()

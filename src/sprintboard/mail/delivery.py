@@ -126,11 +126,17 @@ async def _first_of(*events: asyncio.Event, timeout: float) -> None:
 
 
 def claim_due(database: Database, *, options: MailOptions) -> list[ClaimedMail]:
+    """Leases up to `batch_size` due mails. Looked for first in a read, so that an idle loop
+    takes no write lock (SQLite's is the whole database's)."""
     now = utcnow()
+    due = (MailMessage.status == PENDING, MailMessage.next_attempt_at <= now)
+    with database.session(write=False) as session:
+        if session.scalar(select(MailMessage.id).where(*due).limit(1)) is None:
+            return []
     with database.transaction() as session:
         rows = session.scalars(
             select(MailMessage)
-            .where(MailMessage.status == PENDING, MailMessage.next_attempt_at <= now)
+            .where(*due)
             .order_by(MailMessage.next_attempt_at, MailMessage.id)
             .limit(options.batch_size)
             .with_for_update(skip_locked=True)

@@ -4,9 +4,9 @@ the change's transaction); a user's waiting notifications become one mail as soo
 user's last notification mail is a minute old (or there was none): so the first after a quiet
 minute goes at once, and later ones together when that minute ends."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import Select, delete, or_, select
 from sqlalchemy.orm import Session
 
 from sprintboard.access import for_change
@@ -20,26 +20,33 @@ USERS_PER_ROUND = 100
 
 def write_due(database: Database, *, outbox: Outbox | None, link_root: str | None) -> int:
     """Writes the notification mails that are due; returns how many. Without an outbox
-    (mail not configured) the waiting notifications are dropped instead."""
+    (mail not configured) the waiting notifications are dropped instead. Looked for first
+    in a read, so that an idle loop takes no write lock (SQLite's is the database's)."""
+    with database.session(write=False) as session:
+        user_ids = session.scalars(_due_users(utcnow())).all()
+    if not user_ids:
+        return 0
+    written = 0
     with database.transaction() as session:
-        now = utcnow()
-        user_ids = session.scalars(
-            select(NotificationMail.user_id)
-            .join(User, User.id == NotificationMail.user_id)
-            .where(
-                or_(
-                    User.notifications_mailed_at.is_(None),
-                    User.notifications_mailed_at <= now - INTERVAL,
-                )
-            )
-            .group_by(NotificationMail.user_id)
-            .order_by(NotificationMail.user_id)
-            .limit(USERS_PER_ROUND)
-        ).all()
-        written = 0
         for user_id in user_ids:
             written += _write_for(session, user_id, outbox=outbox, link_root=link_root)
-        return written
+    return written
+
+
+def _due_users(now: datetime) -> Select[str]:
+    return (
+        select(NotificationMail.user_id)
+        .join(User, User.id == NotificationMail.user_id)
+        .where(
+            or_(
+                User.notifications_mailed_at.is_(None),
+                User.notifications_mailed_at <= now - INTERVAL,
+            )
+        )
+        .group_by(NotificationMail.user_id)
+        .order_by(NotificationMail.user_id)
+        .limit(USERS_PER_ROUND)
+    )
 
 
 def _write_for(
