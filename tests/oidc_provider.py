@@ -3,6 +3,7 @@ installed by npm into a cache directory on first use and run as a process with
 `tests/sso/provider.mjs`. Node serves the tests only. If it cannot be installed or started,
 the tests that need it fail (never skip)."""
 
+import fcntl
 import json
 import os
 import shutil
@@ -24,27 +25,30 @@ SCRIPT = Path(__file__).parent / "sso" / "provider.mjs"
 
 
 def installed() -> Path:
-    """The folder holding `node_modules/oidc-provider` (installed once, then reused)."""
+    """The folder holding `node_modules/oidc-provider` (installed once, then reused; test
+    processes that start at once take turns, by a lock file)."""
     folder = CACHE / f"oidc-provider-{VERSION}"
-    if not (folder / "node_modules" / "oidc-provider" / "package.json").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "package.json").write_text(json.dumps({"private": True, "type": "module"}))
-        npm = shutil.which("npm")
-        assert npm, "npm is needed to install the tests' OpenID provider (oidc-provider)"
-        subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(folder),
-                f"oidc-provider@{VERSION}",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "node_modules" / "oidc-provider" / "package.json").exists():
+            (folder / "package.json").write_text(json.dumps({"private": True, "type": "module"}))
+            npm = shutil.which("npm")
+            assert npm, "npm is needed to install the tests' OpenID provider (oidc-provider)"
+            subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--prefix",
+                    str(folder),
+                    f"oidc-provider@{VERSION}",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
     return folder
 
 
@@ -105,3 +109,4 @@ def running_provider(redirect_uris: list[str]) -> Iterator[Provider]:
         process.terminate()
         process.wait(timeout=10)
         log.close()
+        (folder / f"provider-{port}.log").unlink(missing_ok=True)
