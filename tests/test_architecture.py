@@ -21,6 +21,7 @@ SOURCE = Path(sprintboard.__file__).parent
 DOMAINS = (
     "audit",
     "events",
+    "mail",
     "identity",
     "workspaces",
     "workflows",
@@ -31,6 +32,7 @@ DOMAINS = (
     "queries",
     "invitations",
     "integrations",
+    "sso",
 )
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
@@ -61,6 +63,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("audit", frozenset({"audit"})),  # (the HTTP layer notes each request's address for it)
     ("http", frozenset({"http"})),
     ("events", frozenset({"events"})),
+    ("mail", frozenset({"mail"})),
     ("identity", frozenset({"identity"})),
     ("workspaces", frozenset({"workspaces"})),
     ("workflows", frozenset({"workflows"})),
@@ -71,6 +74,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("queries", frozenset({"queries"})),  # (compiles to conditions on work items, sprints...)
     ("invitations", frozenset({"invitations"})),
     ("integrations", frozenset({"integrations"})),  # (links items to pull requests, moves them)
+    ("sso", frozenset({"sso"})),
     ("routers", frozenset()),  # every domain's `router.py`
     (
         "application",

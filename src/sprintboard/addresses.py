@@ -101,3 +101,18 @@ def _without_port(node: str) -> str:
     if node.count(":") == 1:
         return node.partition(":")[0]
     return node
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` is `http://` to a loopback host (127.0.0.1, ::1, localhost): the one
+    place a plain-HTTP OpenID issuer is allowed, for development and tests."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme == "http" and (parts.hostname or "").lower() in LOOPBACK_NAMES

@@ -41,12 +41,15 @@ from sprintboard.identity.router import router as identity_router
 from sprintboard.integrations.router import router as integrations_router
 from sprintboard.invitations.router import router as invitations_router
 from sprintboard.logs import configure_logging
+from sprintboard.mail import delivery as mail_delivery
+from sprintboard.mail.delivery import run_mail_worker
 from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
 from sprintboard.responses import JSONResponse
 from sprintboard.schemas import state_string_rules_of
 from sprintboard.serverkey import SecretBox, server_key
 from sprintboard.sprints.router import router as sprints_router
+from sprintboard.sso.router import routes as sso_routes
 from sprintboard.wiring import wire
 from sprintboard.workflows.router import router as workflows_router
 from sprintboard.workitems.router import router as workitems_router
@@ -125,6 +128,8 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
         box=SecretBox(server_key(settings)), allow_private=settings.webhook_allow_private
     )
 
+    mail_options = mail_delivery.options_from(settings, policy.box)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """Opens the database and, unless `deliver_events` is off, delivers webhook events in
@@ -163,6 +168,12 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
                     name="deliveries",
                 )
                 lifetime.push_async_callback(_stopped, deliveries, stop)
+                mail_stop = asyncio.Event()
+                mailing = asyncio.create_task(
+                    run_mail_worker(app.state.database, options=mail_options, stop=mail_stop),
+                    name="mail",
+                )
+                lifetime.push_async_callback(mail_delivery.stopped, mailing, mail_stop)
             lifetime.push_async_callback(app.state.agents.close)
             _few_malloc_arenas()
             if settings.gc_freeze:
@@ -190,6 +201,7 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     )
     app.state.settings = settings
     app.state.webhook_policy = policy
+    app.state.outbox = mail_options.outbox
     app.state.authentication = AUTHENTICATION
     if database is not None:
         app.state.database = database
@@ -203,13 +215,17 @@ def create_app(settings: Settings | None = None, *, database: Database | None = 
     app.router.routes.append(
         Route("/mcp", app.state.agents, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     )
+    app.router.routes.extend(sso_routes(settings, policy.box))
     framework.use_router_entry(app.router, lambda fallback: RouteIndex(app.router, fallback))
     install_error_handlers(app)
     configure_logging(settings.log_level, settings.log_format)
     framework.use_middleware_stack(
         app,
         lambda: middleware_stack(
-            app, settings, authentication=AUTHENTICATION, inner=WebPages(app.router)
+            app,
+            settings,
+            authentication=AUTHENTICATION,
+            inner=WebPages(app.router, sso=settings.oidc_configured),
         ),
     )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ imports does. The pages themselves are small and always revalidated.
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import formatdate
 from pathlib import Path
@@ -58,8 +58,10 @@ class Assets:
     """The files under `root`, each read again only when its size or modification time
     changes (a deployment never serves a stale copy; development needs no restart)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, slots: Mapping[bytes, bytes] | None = None) -> None:
         self.root = root
+        self.slots = dict(slots or {})
+        """Placeholders in the pages and what replaces them (the SSO button, when configured)."""
         self._files: dict[Path, tuple[tuple[int, int], File]] = {}
         self._pages: dict[Path, tuple[tuple[str, ...], File]] = {}
 
@@ -98,7 +100,10 @@ class Assets:
         cached = self._pages.get(path)
         if cached is not None and cached[0] == key:
             return cached[1]
-        text = versioned_page(html.body.decode("utf-8"), modules, self._digest_of)
+        body = html.body
+        for slot, filling in self.slots.items():
+            body = body.replace(slot, filling)
+        text = versioned_page(body.decode("utf-8"), modules, self._digest_of)
         page = File(
             body=text.encode("utf-8"),
             digest=hashlib.sha256(text.encode("utf-8")).hexdigest()[:20],

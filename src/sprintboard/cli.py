@@ -221,7 +221,9 @@ def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_inter
     from sprintboard.db import Database
     from sprintboard.events.delivery import DeliveryOptions, run_worker
     from sprintboard.events.fanout import RedisFanOut
+    from sprintboard.mail.delivery import options_from, run_mail_worker
 
+    mail_options = options_from(settings, box)
     options = DeliveryOptions(
         batch_size=batch_size,
         poll_interval=poll_interval,
@@ -248,13 +250,18 @@ def _worker(settings: Settings, box: "SecretBox", *, batch_size: int, poll_inter
             else None
         )
         try:
-            await run_worker(database, options=options, stop=stop, fan_out=fan_out)
+            await asyncio.gather(
+                run_worker(database, options=options, stop=stop, fan_out=fan_out),
+                run_mail_worker(database, options=mail_options, stop=stop),
+            )
         finally:
             if fan_out is not None:
                 await fan_out.close()
             database.dispose()
 
-    logger.info("delivering webhook events")
+    logger.info(
+        "delivering webhook events and mail" if mail_options.server else "delivering webhook events"
+    )
     asyncio.run(run())
     logger.info("worker stopped: no delivery in flight")
 

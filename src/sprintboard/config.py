@@ -38,6 +38,20 @@ class Settings(BaseSettings):
     """The service's root as people reach it (`https://tracker.example.com`): invitation and
     password reset links point there, and it is the service's own origin for the check of
     cookie requests. Unset, links are made from the address a request was sent to."""
+    smtp_url: SecretStr | None = None
+    """Where mail goes: `smtp://[user:password@]host:port` (STARTTLS when the server offers
+    it) or `smtps://` (TLS from the start). Unset, nothing is mailed. A secret: never logged."""
+    mail_from: str | None = None
+    """The `From` of every mail (`Sprintboard <board@example.com>`); needed with `smtp_url`."""
+    oidc_issuer: str | None = None
+    """An OpenID Connect issuer (`https://id.example.com/realms/acme`); with the client id
+    and secret set, the sign-in page offers "Sign in with SSO". `https://` unless on a
+    loopback host (development and tests)."""
+    oidc_client_id: str | None = None
+    oidc_client_secret: SecretStr | None = None
+    oidc_allowed_domains: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Email domains (comma-separated) whose people may sign in by SSO without an invitation:
+    their account is created at their first sign-in, with no workspace."""
     cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Origins allowed by CORS, comma-separated or a JSON list; empty (default) means CORS off."""
     stream_keepalive: float = Field(10.0, gt=0, le=15)
@@ -134,6 +148,49 @@ class Settings(BaseSettings):
                 f"expected addresses or networks such as 10.0.0.0/8: {error}"
             ) from None
         return value
+
+    @field_validator("smtp_url", mode="before")
+    @classmethod
+    def _an_smtp_url(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if text == "" or text is None:
+            return None
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(str(text))
+            parts.port  # noqa: B018 (raises on a port that is not a number)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise ValueError("expected smtp://[user:password@]host:port or smtps://...")
+        return value
+
+    @field_validator("oidc_issuer")
+    @classmethod
+    def _an_issuer(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        from sprintboard.addresses import is_loopback_url
+
+        if not (value.startswith("https://") or is_loopback_url(value)):
+            raise ValueError("expected an https:// issuer (http:// only on a loopback host)")
+        return value.rstrip("/")
+
+    @field_validator("oidc_allowed_domains", mode="before")
+    @classmethod
+    def _split_domains(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [entry.strip().lower() for entry in value.split(",") if entry.strip()]
+        return value
+
+    @property
+    def mail_configured(self) -> bool:
+        return self.smtp_url is not None and bool(self.mail_from)
+
+    @property
+    def oidc_configured(self) -> bool:
+        return bool(self.oidc_issuer and self.oidc_client_id and self.oidc_client_secret)
 
     @field_validator("cors_origins", mode="before")
     @classmethod

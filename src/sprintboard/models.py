@@ -25,6 +25,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     event,
+    false,
     text,
     true,
 )
@@ -164,6 +165,12 @@ class User(Timestamped, Base):
     """False once offboarded: none of the user's keys authenticate; their records stay."""
     password_hash: Mapped[str | None] = mapped_column(String(255))
     """Argon2id (`identity/passwords.py`); none until the user sets one or accepts an invite."""
+    email_notifications: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
+    """Whether inbox notifications are mailed too (`PATCH /me`), one mail a minute at most."""
+    notifications_mailed_at: Mapped[datetime | None]
+    """When the last notification mail was written: the next waits until a minute after."""
 
 
 class ApiKey(Timestamped, Base):
@@ -649,6 +656,40 @@ class WebhookDelivery(Timestamped, Base):
     delivered_at: Mapped[datetime | None]
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     """The body's `data` of a delivery that has no event (a `ping`)."""
+
+
+class MailMessage(Timestamped, Base):
+    """The mail outbox: one mail, written in the transaction of the change it tells of and
+    sent by the delivery loop (`mail/delivery.py`), never by a request. Its body may hold a
+    link's token, so it is sealed with the server key and emptied once sent."""
+
+    __tablename__ = "mail_outbox"
+    __table_args__ = (Index("ix_mail_outbox_due", "status", "next_attempt_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(32))
+    """`invitation`, `password_reset` or `notifications`."""
+    recipient: Mapped[str] = mapped_column(String(320))
+    subject: Mapped[str] = mapped_column(String(255))
+    body_sealed: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="PENDING")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    sent_at: Mapped[datetime | None]
+
+
+class NotificationMail(Base):
+    """A notification waiting to be mailed to a user who opted in; written with the
+    notification (`events.service.write_staged`), used up when its mail is written."""
+
+    __tablename__ = "notification_mails"
+    __table_args__ = (Index("ix_notification_mails_user", "user_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    notification_id: Mapped[str] = mapped_column(ForeignKey("notifications.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class IdempotentRequest(Base):

@@ -30,6 +30,8 @@ _PAGE = re.compile(
 _TOKEN_PAGES = {"invite": "invite.html", "reset": "reset.html"}
 _TOKEN_PAGE = re.compile(r"^/(invite|reset)/[A-Za-z0-9_-]{1,256}$")
 """A link with a token (contract §19): its page reads the token from the address itself."""
+_SSO_SLOT = b"<!-- sign in with SSO -->"
+_SSO_LINK = b'<a id="signin-sso" class="sso" href="/auth/oidc/login">Sign in with SSO</a>'
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 """A path segment under `/static/`: no hidden files, no `..`, nothing a file system reads
 specially."""
@@ -57,10 +59,12 @@ changes: the browser keeps it and does not ask again (a changed file has a new a
 class WebPages:
     """Serves the pages and static files; passes everything else on to `app`."""
 
-    def __init__(self, app: ASGIApp, root: Path = WEB_ROOT) -> None:
+    def __init__(self, app: ASGIApp, root: Path = WEB_ROOT, *, sso: bool = False) -> None:
         self.app = app
         self.root = root
-        self.assets = Assets(root)
+        self.sso = sso
+        """Whether the sign-in form offers "Sign in with SSO" (OpenID Connect is configured)."""
+        self.assets = Assets(root, slots={_SSO_SLOT: _SSO_LINK} if sso else {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")

@@ -51,6 +51,10 @@ class SecretBox:
         """The secret; `InvalidToken` if it was sealed under another server key."""
         return self._fernet.decrypt(sealed.encode()).decode()
 
+    def open_fresh(self, sealed: str, seconds: int) -> str:
+        """The secret if sealed within the last `seconds`; else `InvalidToken`."""
+        return self._fernet.decrypt(sealed.encode(), ttl=seconds).decode()
+
     def __repr__(self) -> str:  # (never the key, in a log or a traceback)
         return "SecretBox(...)"
 

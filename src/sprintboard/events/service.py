@@ -219,17 +219,20 @@ def write_staged(session: Session) -> None:
     subscribed = [
         made for subscriber in SUBSCRIBERS for made in subscriber(session, rows, writer.stamp)
     ]
+    notifications = _notifications(writer, rows, fan_out)
+    mails = _notification_mails(session, notifications)
     writer.insert(
         [
             # (made as written: the payloads' JSON, megabytes for a sprint's completion, is
             # never held whole)
             ("events", _EVENT_COLUMNS, _Made(writer.event, rows)),
-            ("notifications", _NOTIFICATION_COLUMNS, _notifications(writer, rows, fan_out)),
+            ("notifications", _NOTIFICATION_COLUMNS, notifications),
+            ("notification_mails", _NOTIFICATION_MAIL_COLUMNS, mails),
             ("webhook_deliveries", _DELIVERY_COLUMNS, deliveries),
             *subscribed,
         ]
     )
-    if deliveries:
+    if deliveries or mails:
         session.info[_DELIVERIES] = True
     session.info.setdefault(_WORKSPACES, set()).update(row["workspace_id"] for row in rows)
 
@@ -553,6 +556,33 @@ def _notifications(
         for notification_id, (user_id, shared) in zip(
             new_ids(len(addressed)), addressed, strict=True
         )
+    ]
+
+
+_NOTIFICATION_MAIL_COLUMNS = ("id", "user_id", "notification_id", "created_at")
+
+
+def _notification_mails(
+    session: Session, notifications: list[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """The notifications to mail too (`mail/digests.py`): those of users who opted in. One
+    more read, made only by a commit that notifies someone."""
+    if not notifications:
+        return []
+    placeholders, users = in_list("u", sorted({row[1] for row in notifications}))
+    opted_in = {
+        user_id
+        for (user_id,) in raw(session).rows(
+            f"SELECT id FROM users WHERE id IN {placeholders} AND email_notifications = :on",
+            {**users, "on": True},
+        )
+    }
+    if not opted_in:
+        return []
+    mailed = [row for row in notifications if row[1] in opted_in]
+    return [
+        (mail_id, row[1], row[0], row[-1])
+        for mail_id, row in zip(new_ids(len(mailed)), mailed, strict=True)
     ]
 
 

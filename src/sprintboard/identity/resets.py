@@ -2,8 +2,8 @@
 
 `POST /password-resets` answers the same whether or not the email has an account. For an
 active account it stores a token's SHA-256 (never the token); the token itself leaves only
-by mail, which is not built yet (see the seam in `request_reset`), so until then a reset is
-issued but cannot be used by anyone.
+in the mail (written in this transaction to the outbox, sealed, sent by the delivery loop).
+Without mail configured a reset is not even issued: nobody could use it.
 """
 
 import secrets
@@ -17,21 +17,34 @@ from sprintboard.access import for_change
 from sprintboard.credentials import hash_secret
 from sprintboard.errors import InvalidRequest
 from sprintboard.identity import passwords
+from sprintboard.mail.outbox import Outbox
 from sprintboard.models import PasswordReset, User, utcnow
 
 LIFETIME = timedelta(hours=1)
 TOKEN_PREFIX = "sbr_"
 
 
-def request_reset(session: Session, *, email: str) -> None:
-    """`POST /password-resets`: issue a reset for the active user with this email, if any."""
+def request_reset(session: Session, *, email: str, link_root: str, outbox: Outbox | None) -> None:
+    """`POST /password-resets`: mail a reset link to the active user with this email, if
+    any (and if mail is configured)."""
+    if outbox is None:
+        return
     user = session.scalar(select(User).where(User.email_normalized == email.lower(), User.active))
     if user is None:
         return
-    issue_reset(session, user=user)
-    # MAIL SEAM (contract §19): once mail exists, the outbox row that mails
-    # `<public URL>/reset/<token>` (the token `issue_reset` answers) is written here, in this
-    # transaction. Until then the token is dropped: it is stored nowhere, only its hash.
+    token = issue_reset(session, user=user)
+    outbox.write(
+        session,
+        kind="password_reset",
+        to=user.email,
+        subject="Reset your sprintboard password",
+        body=(
+            "Someone (we hope you) asked to reset the password of your sprintboard account.\n\n"
+            f"Choose a new password here (the link works once, for 1 hour):\n"
+            f"{link_root}/reset/{token}\n\n"
+            "If you did not ask for it, ignore this mail: your password stays as it is.\n"
+        ),
+    )
 
 
 def issue_reset(session: Session, *, user: User) -> str:

@@ -16,6 +16,7 @@ from sprintboard.identity.schemas import (
     KeyCreated,
     KeyRead,
     Me,
+    MeUpdate,
     PasswordChange,
     PasswordResetConfirm,
     PasswordResetRequest,
@@ -25,8 +26,10 @@ from sprintboard.identity.schemas import (
     UserRead,
     UserUpdate,
     key_json,
+    me_json,
     user_json,
 )
+from sprintboard.mail.outbox import link_root, outbox_of
 from sprintboard.responses import deleted, iso, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
@@ -37,7 +40,23 @@ router = api_router(tags=["identity"])
 async def get_me(session: SessionDep, caller: CallerDep) -> Response:
     user = service.get_user(session, caller.user_id)
     key = service.key_of(session, caller)
-    return one({**user_json(user), "key": key_json(key) if key is not None else None})
+    return one(me_json(user, key))
+
+
+@router.patch(
+    "/me",
+    response_model=One[Me],
+    responses=error_responses(400),
+    summary="Change your own settings: email notifications",
+)
+async def update_me(body: MeUpdate, session: SessionDep, caller: CallerDep) -> Response:
+    user = service.update_me(
+        session,
+        caller=caller,
+        email_notifications=body.email_notifications,
+        fields=body.model_fields_set,
+    )
+    return one(me_json(user, service.key_of(session, caller)))
 
 
 @router.put(
@@ -212,11 +231,15 @@ async def revoke_key(
     summary="Ask for a password reset link by mail",
     openapi_extra={"security": []},
 )
-async def request_password_reset(body: PasswordResetRequest, session: SessionDep) -> Response:
+async def request_password_reset(
+    request: Request, body: PasswordResetRequest, session: SessionDep
+) -> Response:
     """Always 202: the answer never says whether the email has an account. When it has one
     and mail is configured, a link `<public URL>/reset/<token>`, good for 1 hour, is mailed
-    to it (mail is not configured in this version)."""
-    resets.request_reset(session, email=body.email)
+    to it."""
+    resets.request_reset(
+        session, email=body.email, link_root=link_root(request), outbox=outbox_of(request)
+    )
     return Response(status_code=202)
 
 

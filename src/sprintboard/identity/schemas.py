@@ -91,6 +91,20 @@ class Me(UserRead):
         description="The key this call was made with; null in a browser session opened "
         "with a password."
     )
+    email_notifications: bool = Field(
+        alias="emailNotifications",
+        description="Whether your inbox notifications are mailed to you too (at most one "
+        "mail a minute; needs the service's mail to be configured).",
+    )
+
+
+class MeUpdate(RequestModel):
+    email_notifications: bool = Field(
+        None,  # type: ignore[assignment]
+        alias="emailNotifications",
+        description="True: your inbox notifications are mailed to you too, at most one mail "
+        "a minute (the first after a quiet minute at once, later ones together at its end).",
+    )
 
 
 def user_json(user: User) -> dict[str, Any]:
@@ -102,6 +116,14 @@ def user_json(user: User) -> dict[str, Any]:
         "active": user.active,
         "$createdAt": iso(user.created_at),
         "$updatedAt": iso(user.updated_at),
+    }
+
+
+def me_json(user: User, key: ApiKey | None) -> dict[str, Any]:
+    return {
+        **user_json(user),
+        "emailNotifications": user.email_notifications,
+        "key": key_json(key) if key is not None else None,
     }
 
 

@@ -253,6 +253,32 @@ def update_user(
 _AUDITED_USER_FIELDS = {"name": "name", "is_org_admin": "isOrgAdmin", "active": "active"}
 
 
+def update_me(
+    session: Session, *, caller: Caller, email_notifications: bool | None, fields: set[str]
+) -> User:
+    """`PATCH /me`: the caller's own settings (a key of any scope may change them: they
+    grant nothing). Turning email notifications on starts with what is notified from now."""
+    user: User = session.scalars(
+        for_change(session, select(User).where(User.id == caller.user_id), User)
+    ).one()
+    wanted = email_notifications
+    if (
+        "email_notifications" in fields
+        and wanted is not None
+        and wanted != user.email_notifications
+    ):
+        user.email_notifications = wanted
+        user.updated_at = touched(user.updated_at)
+        audit.record(
+            session,
+            "user.updated",
+            actor=caller,
+            target=audit.Target("user", user.id),
+            details={"fields": ["emailNotifications"], "emailNotifications": wanted},
+        )
+    return user
+
+
 def create_key(
     session: Session,
     *,

@@ -100,7 +100,9 @@ def sign_in(
     return open_password_session(session, email=email, password=password)
 
 
-def open_for(session: Session, caller: Caller) -> tuple[BrowserSession, str, Caller]:
+def open_for(
+    session: Session, caller: Caller, *, method: str | None = None
+) -> tuple[BrowserSession, str, Caller]:
     """A new session acting as `caller` (a key's, or a user's without one), its token and
     the caller it makes; sessions idle for too long are purged here."""
     now = utcnow()
@@ -120,7 +122,7 @@ def open_for(session: Session, caller: Caller) -> tuple[BrowserSession, str, Cal
         "session.created",
         actor=caller,
         target=audit.Target("session", browser_session.id),
-        details={"method": "password" if caller.key_id is None else "key"},
+        details={"method": method or ("password" if caller.key_id is None else "key")},
     )
     return browser_session, token, _as_session(caller, browser_session.id)
 

@@ -17,6 +17,7 @@ from sprintboard.invitations.schemas import (
     InvitationRead,
     invitation_json,
 )
+from sprintboard.mail.outbox import link_root, outbox_of
 from sprintboard.responses import deleted, many, one
 from sprintboard.schemas import DeletedRecord, Many, One, error_responses
 
@@ -45,17 +46,15 @@ async def create_invitation(
     email here is 409 `duplicate_invitation`; a member's email, 409 `duplicate_member`."""
     access = access_workspace_id(session, caller, workspace_id, adding=True)
     access.require(Permission.WORKSPACE_MANAGE)
-    invitation, token = service.create_invitation(
-        session, access=access, email=body.email, role=body.role
+    invitation, url = service.create_invitation(
+        session,
+        access=access,
+        email=body.email,
+        role=body.role,
+        link_root=link_root(request),
+        outbox=outbox_of(request),
     )
-    url = f"{_public_url(request)}/invite/{token}"
     return one({**invitation_json(invitation), "url": url}, status=201)
-
-
-def _public_url(request: Request) -> str:
-    """`SPRINTBOARD_PUBLIC_URL`, or else the root this request was addressed to."""
-    public: str | None = request.app.state.settings.public_url
-    return (public or str(request.base_url)).rstrip("/")
 
 
 @router.get(

@@ -20,7 +20,8 @@ from sprintboard.cursors import ListPage, Window
 from sprintboard.errors import AppError, Conflict, InvalidRequest, NotFound, Unauthenticated
 from sprintboard.identity import passwords, sessions
 from sprintboard.identity import service as identity
-from sprintboard.models import Invitation, User, WorkspaceMember, touched, utcnow
+from sprintboard.mail.outbox import Outbox
+from sprintboard.models import Invitation, User, Workspace, WorkspaceMember, touched, utcnow
 from sprintboard.workspaces import service as workspaces
 
 LIFETIME = timedelta(days=7)
@@ -57,10 +58,17 @@ def _pending(now: datetime) -> ColumnElement[bool]:
 
 
 def create_invitation(
-    session: Session, *, access: WorkspaceAccess, email: str, role: Role
+    session: Session,
+    *,
+    access: WorkspaceAccess,
+    email: str,
+    role: Role,
+    link_root: str,
+    outbox: Outbox | None,
 ) -> tuple[Invitation, str]:
-    """A new invitation and its token (for the `url` only). The workspace's row is locked
-    first, so two invitations of one email at once are checked one after the other."""
+    """A new invitation and its link (`<link_root>/invite/<token>`, for the answer and the
+    mail only). The workspace's row is locked first, so two invitations of one email at
+    once are checked one after the other."""
     identity.check_email(email)
     normalized = email.lower()
     workspace_id = access.workspace_id
@@ -95,8 +103,22 @@ def create_invitation(
     )
     session.add(invitation)
     session.flush()
-    # MAIL SEAM (contract §19): once mail exists, the outbox row that mails this invitation's
-    # link is written here, in this transaction. Until then the link is only in the answer.
+    url = f"{link_root}/invite/{token}"
+    if outbox is not None:
+        workspace = session.get(Workspace, workspace_id)
+        place = workspace.name if workspace is not None else "a workspace"
+        outbox.write(
+            session,
+            kind="invitation",
+            to=email,
+            subject=f"{access.caller.name} invited you to {place} on sprintboard"[:255],
+            body=(
+                f"{access.caller.name} ({access.caller.email}) invited you to join {place}"
+                f" on sprintboard as {role}.\n\n"
+                f"Accept the invitation here (the link works once, for 7 days):\n{url}\n\n"
+                "If you did not expect it, ignore this mail.\n"
+            ),
+        )
     audit.record(
         session,
         "invitation.created",
@@ -105,7 +127,7 @@ def create_invitation(
         workspace_id=workspace_id,
         details={"email": email, "role": str(role)},
     )
-    return invitation, token
+    return invitation, url
 
 
 def list_pending(session: Session, *, workspace_id: str, window: Window) -> ListPage:
@@ -175,6 +197,12 @@ def accept_invitation(
         user = identity.create_user(session, name=name, email=invitation.email, actor=None)
         user.password_hash = passwords.hash_password(password)
         acting = sessions.person(user.id, user.name, user.email, user.is_org_admin)
+    use_up(session, invitation=invitation, user=user, acting=acting)
+    return user, invitation, acting
+
+
+def use_up(session: Session, *, invitation: Invitation, user: User, acting: Caller) -> None:
+    """`user` joins the invitation's workspace with its role; the invitation is used."""
     workspaces.add_member(
         session,
         workspace_id=invitation.workspace_id,
@@ -182,7 +210,7 @@ def accept_invitation(
         role=Role(invitation.role),
         actor=acting,
     )
-    invitation.accepted_at = now
+    invitation.accepted_at = utcnow()
     invitation.accepted_by = user.id
     invitation.updated_at = touched(invitation.updated_at)
     audit.record(
@@ -193,4 +221,13 @@ def accept_invitation(
         workspace_id=invitation.workspace_id,
         details={"email": invitation.email, "role": invitation.role},
     )
-    return user, invitation, acting
+
+
+def pending_for(session: Session, *, email: str) -> list[Invitation]:
+    """The pending invitations of an email, in every workspace, locked for use."""
+    query = (
+        select(Invitation)
+        .where(Invitation.email_normalized == email.lower(), _pending(utcnow()))
+        .order_by(Invitation.id)
+    )
+    return list(session.scalars(for_change(session, query, Invitation)))
