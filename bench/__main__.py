@@ -1,4 +1,4 @@
-"""`python -m bench [--quick] [--only api|board|changes]`: measure sprintboard on SQLite and
+"""`python -m bench [--quick] [--only api|board|changes|lists]`: measure sprintboard on SQLite and
 PostgreSQL against the ceiling of this machine, and its board in Chromium (`bench/board.py`),
 print one table and write `bench/results.json`.
 """
@@ -46,7 +46,9 @@ class Config:
     bulk_repeats: int
     only: str
     """all, api (the loads and one-off calls), board (the board in a browser) or changes
-    (only the bulk update and sprint completion, issue 15, and the server's peak RSS)."""
+    (only the bulk update and sprint completion, issue 15, and the server's peak RSS) or lists
+    (issue 26: every sort and filter of `GET /tasks` on the big project, and the board's first
+    read)."""
     completions: int
     """Sprints of `sprint_items` completed (`changes` completes several; p50)."""
 
@@ -135,6 +137,8 @@ class Run:
                 elif self.cfg.only == "fields":
                     seed_by_copy(api, self.url, seeded, project="big", total=self.cfg.big_items)
                     self.custom_fields(api, seeded)
+                elif self.cfg.only == "lists":
+                    self.scale_lists(api, seeded)
                 elif self.cfg.only != "board":
                     self.scenarios(api, seeded)
                 if self.cfg.only in ("all", "board"):
@@ -470,6 +474,41 @@ class Run:
         )
         self.log(f"{name}: p95 {p95:.0f} ms")
 
+    def scale_lists(self, api: Api, seeded: Seeded) -> None:
+        """Issue 26: each documented sort and filter of `GET /tasks` on the big project (20
+        templates copied to `big_items`), the workspace's list, and the board's first read."""
+        ws = seeded.workspace_id
+        big = seeded.projects["big"]["$id"]
+        started = time.perf_counter()
+        seed_by_copy(api, self.url, seeded, project="big", total=self.cfg.big_items, templates=20)
+        elapsed = time.perf_counter() - started
+        self.log(f"bulk-seeded {self.cfg.big_items:,} items in {elapsed:.1f} s")
+        parent = seeded.items_in("big")[0]
+        cases: list[tuple[str, dict[str, str]]] = [
+            ("list", {}),
+            ("list, workspace", {"projectId": ""}),
+            ("sort=-priority", {"sort": "-priority"}),
+            ("sort=dueDate", {"sort": "dueDate"}),
+            ("sort=-updatedAt", {"sort": "-updatedAt"}),
+            ("sort=createdAt", {"sort": "createdAt"}),
+            ("assigneeId", {"assigneeId": seeded.member_id}),
+            ("labels=docs", {"labels": "docs"}),
+            ("parentId (none match)", {"parentId": parent}),
+            ("search (20 match)", {"search": "faster"}),
+            ("offset=5000", {"offset": "5000"}),
+        ]
+        # Timed one at a time (p50, p99 the slowest): a load of 1-second calls measures the
+        # queue, and the machine's other work more than the statement.
+        for name, extra in cases:
+            query = {"workspaceId": ws, "projectId": big, "limit": "50", **extra}
+            query = {key: value for key, value in query.items() if value}
+            path = f"/tasks?{urlencode(query)}"
+            self._timed_reads(api, f"GET /tasks {name}", path, "", warm=True)
+        board = seeded.projects["board"]["$id"]
+        self._timed_reads(
+            api, "GET /sprints?projectId (5 sprints)", f"/sprints?projectId={board}", "", warm=True
+        )
+
     def patch(self, api: Api, seeded: Seeded) -> None:
         ids = seeded.items_in("board")[:50]
         bodies = [
@@ -609,7 +648,11 @@ class Run:
         body = {"name": "Reported", "workspaceId": seeded.workspace_id, "projectId": project["$id"]}
         return api.call("POST", "/sprints", body, expect=201)["$id"], project["$id"]
 
-    def _timed_reads(self, api: Api, name: str, path: str, note: str) -> None:
+    def _timed_reads(
+        self, api: Api, name: str, path: str, note: str, *, warm: bool = False
+    ) -> None:
+        if warm:  # (the first read of a cold index is the disk's)
+            api.timed("GET", path)
         times = sorted(api.timed("GET", path)[1] for _ in range(3 if self.cfg.quick else 15))
         p50 = times[len(times) // 2]
         self.rows.append(
@@ -643,11 +686,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--big-items", type=int, default=100_000, help="items in the big project")
     parser.add_argument(
         "--only",
-        choices=["all", "api", "board", "changes", "fields"],
+        choices=["all", "api", "board", "changes", "fields", "lists"],
         default="all",
         help="api: the loads and timed calls; board: the board in Chromium (bench/board.py);"
         " changes: bulk update and sprint completion only (3 completions, p50);"
-        " fields: custom fields at 100k alone (filter and sort, p95)",
+        " fields: custom fields at 100k alone (filter and sort, p95);"
+        " lists: every sort and filter of GET /tasks on the big project (issue 26)",
     )
     parser.add_argument(
         "--fallback", action="store_true", help="use the Python load generator even if wrk is there"

@@ -40,15 +40,18 @@ class ClientAddresses:
         if not client or not self._is_trusted(client[0]):
             return
         chain, protos = _forwarded(scope["headers"])
-        if chain:
-            scope["client"] = (self._client_of(chain), 0)
+        if chain and (forwarded_for := self._client_of(chain)) is not None:
+            scope["client"] = (forwarded_for, 0)
         if protos and protos[-1].lower() in ("http", "https"):
             scope["scheme"] = protos[-1].lower()
 
-    def _client_of(self, chain: list[str]) -> str:
+    def _client_of(self, chain: list[str]) -> str | None:
+        """The nearest untrusted hop; None when that is not an address (`unknown`, an
+        obfuscated name, garbage): the peer stays the client rather than a made-up one."""
         for entry in reversed(chain):
             if not self._is_trusted(entry):
-                return entry
+                parsed = _address(entry)
+                return str(parsed) if parsed is not None else None
         return chain[0]
 
     def _is_trusted(self, address: str) -> bool:

@@ -440,6 +440,59 @@ class SprintReport(Base):
 
 STATUS_FOREIGN_KEY = "fk_work_items_status_project_statuses"
 
+_PRIORITY_RANK = (
+    "(CASE priority WHEN 'LOW' THEN 0 WHEN 'MEDIUM' THEN 1 WHEN 'HIGH' THEN 2 ELSE 3 END)"
+)
+_SORTED_BY: dict[str, list[str]] = {
+    "priority": [_PRIORITY_RANK],
+    "due_date": ["(due_date IS NULL)", "due_date"],
+    "story_points": ["(story_points IS NULL)", "story_points"],
+    "created_at": ["created_at"],
+    "updated_at": ["updated_at"],
+}
+"""A project's items in each order `sort=` takes (`workitems/ordering.py` writes the same
+expressions), empty values last; each field's last expression takes the direction."""
+
+
+def _sort_index(field: str, descending: bool) -> Index:
+    *first, last = _SORTED_BY[field]
+    columns = [*first, f"{last} DESC" if descending else last]
+    return Index(
+        f"ix_work_items_sort_{field}_{'desc' if descending else 'asc'}",
+        "project_id",
+        *(text(column) for column in columns),
+        "position",
+        "id",
+    )
+
+
+SORT_INDEXES = tuple(_sort_index(f, d) for f in _SORTED_BY for d in (False, True))
+"""`sort=` on a project's list reads its page in one of these indexes' order (ties by
+`position, id` ascending either way, so each direction has its own)."""
+
+FILTER_INDEXES = (
+    *(
+        Index(name, column, postgresql_using="gin", postgresql_ops={column: "jsonb_path_ops"})
+        for name, column in (
+            ("ix_work_items_assignees", "assignee_ids"),
+            ("ix_work_items_labels", "labels"),
+        )
+    ),
+    *(
+        Index(
+            f"ix_work_items_search_{column}",
+            text(f"lower({column})"),
+            postgresql_using="gin",
+            postgresql_ops={f"lower({column})": "gin_trgm_ops"},
+        )
+        for column in ("title", "key", "description")
+    ),
+)
+"""PostgreSQL only (migration 0019): `assigneeId` and `labels` (`@>`), and `search`'s
+`LIKE '%word%'` (trigrams, where `pg_trgm` is available)."""
+for _index in FILTER_INDEXES:
+    _index.ddl_if(dialect="postgresql")
+
 
 class WorkItem(Timestamped, Base):
     __tablename__ = "work_items"
@@ -455,6 +508,9 @@ class WorkItem(Timestamped, Base):
         # no index lets a status change be a HOT update on PostgreSQL (the fill factor leaves
         # it room); `position` is in the board's index anyway.
         Index("ix_work_items_sprint", "sprint_id", "position", "id"),
+        # A sprint's figures (`sprints/store.py`) from the index alone: the board's first read
+        # costs its sprints' index entries, not their rows (migration 0019).
+        Index("ix_work_items_sprint_figures", "sprint_id", "status_category", "story_points"),
         # Children by parent: `childCount`, and the recursive walks down a tree (progress,
         # `ancestorId`) that follow it one level at a time.
         Index("ix_work_items_parent", "parent_id"),
@@ -465,6 +521,8 @@ class WorkItem(Timestamped, Base):
             ["project_statuses.project_id", "project_statuses.name"],
             name=STATUS_FOREIGN_KEY,
         ),
+        *SORT_INDEXES,
+        *FILTER_INDEXES,
         {"postgresql_with": {"fillfactor": 85}},
     )
 

@@ -54,10 +54,17 @@ def many(
     *,
     next_cursor: str | None = None,
     status: int = 200,
+    total_capped: bool | None = None,
 ) -> JSONResponse:
     """A list page and its `nextCursor` (none for a list that is not paged, as a bulk
-    update's answer)."""
-    page_data = {"documents": list(documents), "total": total, "nextCursor": next_cursor}
+    update's answer); `totalCapped` for a list whose count stops at a cap."""
+    page_data: dict[str, Any] = {
+        "documents": list(documents),
+        "total": total,
+        "nextCursor": next_cursor,
+    }
+    if total_capped is not None:
+        page_data["totalCapped"] = total_capped
     return JSONResponse({"data": page_data}, status_code=status)
 
 

@@ -199,6 +199,24 @@ class Many(BaseModel, Generic[T]):
     data: Page[T]
 
 
+class CappedPage(Page[T], Generic[T]):
+    total: int = Field(
+        description="Every match, not just this page; counted up to 10,000 when filters "
+        "apply (`totalCapped` then says more match)."
+    )
+    total_capped: bool = Field(
+        alias="totalCapped",
+        description="True when more than 10,000 items match: `total` is then 10,000, a "
+        "floor. Always false for an unfiltered list, whose count is kept exact.",
+    )
+
+
+class ManyCapped(BaseModel, Generic[T]):
+    """`{"data": {"documents": [...], "total": N, "totalCapped": false}}`"""
+
+    data: CappedPage[T]
+
+
 class DeletedRecord(BaseModel):
     id: str = Field(alias="$id")
     deleted: bool

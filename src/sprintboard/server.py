@@ -7,6 +7,11 @@ of them open for 32 s and more). Here a connection has `SPRINTBOARD_HEADER_TIMEO
 (default 10) from its start, or from the end of its last response, to complete a request's
 headers; past that it is answered 408 in the usual envelope and closed. A request whose
 headers are in is the app's business (its body deadline: `clients.BodyTimeoutMiddleware`).
+
+Nor does it bound their size: one connection sent 64 MB of headers and got a 200 (httptools
+keeps a header in memory until it ends). Here a request's headers are cut off past
+`MAX_HEADER_BYTES` or `MAX_HEADERS` with 431, and a request the parser refuses is 400; both
+in the usual envelope with an `X-Request-Id` (uvicorn answers plain text), then closed.
 """
 
 import asyncio
@@ -21,6 +26,13 @@ except ImportError:  # (httptools comes with uvicorn[standard], the pinned depen
     from uvicorn.protocols.http.h11_impl import H11Protocol as _Protocol  # type: ignore[assignment]
 
 from sprintboard.config import Settings
+from sprintboard.http.middleware import new_request_id
+
+MAX_HEADER_BYTES = 64 * 1024
+"""A request line and headers, in all (nginx's default buffers hold 32 KiB; a browser's
+cookies and a bearer key fit many times over)."""
+MAX_HEADERS = 100
+"""Header fields in one request (Apache's `LimitRequestFields`)."""
 
 
 @functools.cache
@@ -51,18 +63,87 @@ def _timeout_response() -> bytes:
 TIMEOUT_RESPONSE = _timeout_response()
 
 
+def _refusal(status: int, reason: str, code: str, message: str) -> bytes:
+    """A protocol-level refusal in the envelope, with a request id of its own."""
+    request_id = new_request_id()
+    body = orjson.dumps({"error": {"code": code, "message": message, "details": {}}})
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        f"x-request-id: {request_id}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class _TooManyHeaders(Exception):
+    """Raised from the parser's callback: the parser stops and reports an error."""
+
+
 class HeaderTimeoutProtocol(_Protocol):
     _header_timer: asyncio.TimerHandle | None = None
+    _header_bytes = 0
+    """Bytes received since the current request began, while its headers are not all in."""
+    _header_count = 0
+    _headers_done = False
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._await_headers()
 
     def data_received(self, data: bytes) -> None:
+        awaiting = not self._in_progress()
+        self._headers_done = False
         super().data_received(data)
+        if self.transport.is_closing():
+            return
+        if self._headers_done or not awaiting:
+            self._header_bytes = 0
+        else:
+            self._header_bytes += len(data)
+            if self._header_bytes > MAX_HEADER_BYTES:
+                self._refuse_headers()
+                return
         if self._header_timer is not None and self._in_progress():
             self._header_timer.cancel()
             self._header_timer = None
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._header_count = 0
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._header_count += 1
+        if self._header_count > MAX_HEADERS:
+            raise _TooManyHeaders
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._headers_done = True
+        super().on_headers_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        if self._header_count > MAX_HEADERS:
+            self._refuse_headers()
+            return
+        self.transport.write(
+            _refusal(400, "Bad Request", "INVALID_REQUEST", "The request is not valid HTTP.")
+        )
+        self.transport.close()
+
+    def _refuse_headers(self) -> None:
+        self.logger.warning("Request headers over the limit: connection closed.")
+        self.transport.write(
+            _refusal(
+                431,
+                "Request Header Fields Too Large",
+                "HEADERS_TOO_LARGE",
+                f"Request headers are limited to {MAX_HEADER_BYTES} bytes and "
+                f"{MAX_HEADERS} fields.",
+            )
+        )
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

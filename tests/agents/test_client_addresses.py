@@ -91,6 +91,16 @@ def test_a_trusted_proxy_names_the_client(database_url: str) -> None:
         ),
         (["127.0.0.1"], "127.0.0.1", [(b"x-forwarded-proto", b"https")], "127.0.0.1", "https"),
         (["127.0.0.1"], "testclient", [(b"x-forwarded-for", b"1.2.3.4")], "testclient", "http"),
+        # A forwarded hop that is not an address is no client: the peer stays the client.
+        (["127.0.0.1"], "127.0.0.1", [(b"x-forwarded-for", b"unknown")], "127.0.0.1", "http"),
+        (["127.0.0.1"], "127.0.0.1", [(b"forwarded", b"for=_hidden")], "127.0.0.1", "http"),
+        (
+            ["127.0.0.1"],
+            "127.0.0.1",
+            [(b"x-forwarded-for", b"1.2.3.4, <script>x</script>")],
+            "127.0.0.1",
+            "http",
+        ),
     ],
 )
 def test_the_client_address_is_resolved_from_trusted_peers_only(

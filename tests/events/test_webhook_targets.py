@@ -97,6 +97,16 @@ def test_credentials_in_a_url_are_refused(admin: Api) -> None:
         assert error["details"] == {"field": "url", "reason": "invalid_value"}
 
 
+def test_port_zero_is_refused(admin: Api) -> None:
+    """With the address rule lifted too: no receiver listens on port 0 (issue 26)."""
+    workspace = make_workspace(admin)
+    for url in ("http://example.com:0/h", "https://203.0.113.9:0/"):
+        error = _refusal(admin, workspace["$id"], url)
+        assert error is not None, url
+        assert error["details"] == {"field": "url", "reason": "invalid_value"}
+    assert _refusal(admin, workspace["$id"], "http://example.com:8080/h") is None
+
+
 def test_a_target_is_checked_again_when_delivering(admin: Api, database: Database) -> None:
     """A name may resolve elsewhere by the time of delivery: `localhost` (made while the rule
     was lifted) stands for a name now resolving to a private address. Nothing is sent."""

@@ -36,6 +36,8 @@ def test_the_app_and_its_deep_links_answer_the_html_with_the_sign_in_form(
     assert 'type="submit"' in html or "<button" in html
     assert response.headers["cache-control"] == "no-cache"
     assert response.headers["x-frame-options"] == "DENY"
+    # Scripts from this site only (issue 26): an injected inline script does not run.
+    assert "script-src 'self'" in response.headers["content-security-policy"].split(";")[0]
     assert api.client.head(path).status_code == 200
 
 

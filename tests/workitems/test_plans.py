@@ -106,3 +106,82 @@ def test_lists_by_custom_fields_read_items_and_values_by_index(
     for plan in plans(database_url, statements):
         assert "Seq Scan on work_items" not in plan, plan
         assert "Seq Scan on work_item_field_values" not in plan, plan
+
+
+def _sorted_rows(plan: str) -> list[str]:
+    """The plan's sorts of items (a sort of the page's own 51 rows, `page_`, is fine)."""
+    keys = [line for line in plan.splitlines() if "Sort Key:" in line or "Presorted" in line]
+    return [key for key in keys if "wi." in key or "work_items." in key]
+
+
+def test_the_default_page_of_fifty_is_read_in_index_order(
+    admin: Api, database_url: str, statements: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """The bisected regression (issue 26): the default order `position, id` is exactly an
+    index's (migration 0013), so a page is the index's first 51 entries, never sorted."""
+    board = make_board(admin)
+    for n in range(3):
+        board.task(title=f"item {n}")
+    statements.clear()
+    first = board.list(projectId=board.project_id, limit=2)
+    board.list(projectId=board.project_id, limit=2, cursor=first["nextCursor"])
+    board.list()
+    for plan in plans(database_url, statements):
+        assert "Seq Scan on work_items" not in plan, plan
+        assert "Incremental Sort" not in plan, plan
+        assert not _sorted_rows(plan), plan
+        assert "ix_work_items_board_order" in plan or "ix_work_items_workspace_order" in plan
+
+
+SORTS = ["-priority", "priority", "dueDate", "-dueDate", "-updatedAt", "updatedAt"]
+SORTS += ["createdAt", "-createdAt", "storyPoints", "-storyPoints"]
+
+
+def test_every_sort_and_filter_of_a_project_reads_its_page_through_an_index(
+    admin: Api, database_url: str, statements: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """Each sort of a project's list is an index's order (migration 0019), its next page
+    starts in that index, and each filter finds rows through one: a page costs the page."""
+    board = make_board(admin)
+    parent = board.task(title="parent")
+    for n in range(3):
+        board.task(title=f"item {n}", labels=["docs"], parentId=parent["$id"])
+    statements.clear()
+    for sort in SORTS:
+        page = board.list(projectId=board.project_id, sort=sort, limit=2)
+        board.list(projectId=board.project_id, sort=sort, limit=2, cursor=page["nextCursor"])
+    sorted_statements = list(statements)
+    statements.clear()
+    me = admin.ok("GET", "/me")["$id"]
+    for filters in (
+        {"assigneeId": me},
+        {"labels": "docs"},
+        {"parentId": parent["key"]},
+        {"search": "item"},
+        {"assigneeId": "none"},
+    ):
+        board.list(projectId=board.project_id, **filters)
+    sorted_plans = plans(database_url, sorted_statements)
+    assert len(sorted_plans) == 2 * len(SORTS)
+    for plan in sorted_plans:
+        assert "ix_work_items_sort_" in plan, plan
+    for plan in sorted_plans + plans(database_url, statements):
+        assert "Seq Scan on work_items" not in plan, plan
+        assert not _sorted_rows(plan), plan
+
+
+def test_the_boards_first_read_takes_sprint_figures_from_an_index_alone(
+    admin: Api, database_url: str, statements: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """`GET /sprints?projectId` counts and sums each sprint's items from the figures index
+    (an index-only scan): it never reads `work_items` rows, of its project or any other."""
+    board = make_board(admin)
+    sprint = board.sprint()
+    board.task(sprintId=sprint["$id"], storyPoints=3)
+    statements.clear()
+    listed = admin.ok("GET", f"/sprints?projectId={board.project_id}")["documents"]
+    assert listed[0]["workItemCount"] == 1
+    assert listed[0]["totalPoints"] == 3
+    (plan,) = plans(database_url, statements)
+    assert plan.count("Index Only Scan using ix_work_items_sprint_figures") == 3, plan
+    assert "Seq Scan on work_items" not in plan, plan

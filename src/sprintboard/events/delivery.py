@@ -44,7 +44,7 @@ from sqlalchemy import Table, bindparam, exists, func, select, update
 from sqlalchemy.orm import Session, aliased
 from standardwebhooks import Webhook as Signer
 
-from sprintboard.db import Database
+from sprintboard.db import Database, is_unavailable
 from sprintboard.events.service import DELIVERIES_WRITTEN
 from sprintboard.events.targets import GuardedTransport
 from sprintboard.models import Event, Webhook, WebhookDelivery, utcnow
@@ -207,6 +207,7 @@ async def run_worker(
     recorder = Recorder(database, options)
     wake = recorder.recorded
     sends: set[asyncio.Task[None]] = set()
+    outage = 0  # (claims failed in a row: the pause between claims doubles with each)
     async with contextlib.AsyncExitStack() as stack:
         client = await stack.enter_async_context(http_client(options))
         recording = asyncio.create_task(recorder.run(), name="delivery outcomes")
@@ -228,14 +229,36 @@ async def run_worker(
                         busy=dict(recorder.in_flight),
                     )
                 )
-            except Exception:
-                logger.exception("claiming webhook deliveries failed; retrying")
+            except Exception as error:
+                outage = _outage(outage, error)
+            else:
+                if outage:
+                    logger.warning("the database answers again: delivering webhooks")
+                outage = 0
             for delivery in claimed:
                 task = recorder.start(client, delivery)
                 sends.add(task)
                 task.add_done_callback(sends.discard)
             if not claimed:
-                await _first_of(stop, wake, timeout=options.poll_interval)
+                pause = min(options.poll_interval * 2 ** max(outage - 1, 0), MAX_OUTAGE_PAUSE)
+                await _first_of(stop, wake, timeout=pause)
+
+
+MAX_OUTAGE_PAUSE = 30.0
+"""Seconds at most between a worker's claims while the database cannot be reached."""
+
+
+def _outage(failures: int, error: Exception) -> int:
+    """Count a failed claim and log it: a database that cannot be reached is one warning line
+    when the outage begins (not a traceback a second), anything else a traceback."""
+    if not is_unavailable(error):
+        logger.exception("claiming webhook deliveries failed; retrying")
+    elif not failures:
+        logger.warning(
+            "the database cannot be reached (%s); webhook delivery waits for it",
+            type(error).__name__,
+        )
+    return failures + 1
 
 
 async def _finished(

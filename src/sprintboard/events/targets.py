@@ -79,9 +79,11 @@ def refusal(url: str, *, allow_private: bool) -> str | None:
     delivery checks whatever it resolves to then."""
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 (a port out of range raises here)
+        port = parts.port  # (a port out of range raises here)
     except ValueError:
         return "Expected an http(s) URL."
+    if port == 0:  # (no server listens there; a connect to it fails or means "any")
+        return "Port 0 is not a port a receiver can listen on."
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "Expected an http(s) URL with a host."
     if "@" in parts.netloc:

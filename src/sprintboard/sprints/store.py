@@ -32,7 +32,8 @@ def _figure_columns() -> tuple[Any, Any, Any]:
     points = func.coalesce(WorkItem.story_points, 0)
     done = func.coalesce(func.sum(case((WorkItem.status_category == "DONE", points), else_=0)), 0)
     return (
-        func.count(WorkItem.id).label("item_count"),
+        # (`count(*)`: the figures index holds no `id`, and needs none to count.)
+        func.count().label("item_count"),
         func.coalesce(func.sum(points), 0).label("total_points"),
         done.label("completed_points"),
     )
@@ -71,9 +72,10 @@ def page(
     """Sprints in `position` order, each with its figures (in the same statement), as
     `(Sprint, Figures)` pairs.
 
-    Each figure is a subquery of the sprint's own items, read through the sprint index: a
-    page costs its sprints' items. (A join grouped by sprint let PostgreSQL hash the whole
-    `work_items` table, every workspace's, for the board's first read.)"""
+    Each figure is a subquery of the sprint's own items, read from the figures index alone
+    (`ix_work_items_sprint_figures`): a page costs its sprints' index entries. (A join
+    grouped by sprint let PostgreSQL hash the whole `work_items` table, every workspace's,
+    for the board's first read.)"""
     criteria = [Sprint.workspace_id == workspace_id]
     if project_id is not None:
         criteria.append(Sprint.project_id == project_id)

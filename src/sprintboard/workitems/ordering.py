@@ -78,8 +78,13 @@ class Order:
         """The order among the items without it (its two keys left out)."""
         return _listed(self.keys[2:])
 
-    def order_by(self) -> str:
-        return ", ".join(f"{k.sql} DESC" if k.descending else k.sql for k in self.keys)
+    def order_by(self, names: Sequence[str] | None = None) -> str:
+        """The `ORDER BY` list: of the keys' expressions, or of the columns `names` that
+        hold them (`columns`)."""
+        sql = names or [k.sql for k in self.keys]
+        return ", ".join(
+            f"{s} DESC" if k.descending else s for k, s in zip(self.keys, sql, strict=True)
+        )
 
     def columns(self, names: Sequence[str]) -> str:
         """The keys as extra selected columns named `names`: a cursor is made of the last
@@ -102,6 +107,14 @@ class Order:
         ):
             raise not_ours()
         params = {f"after{i}": value for i, value in enumerate(values)}
+        # Every alternative below is on or past the first key's value: said alone, it lets
+        # the index start there rather than filter every row before it.
+        first, start = self.keys[0], values[0]
+        bound = (
+            f"{first.sql} IS NULL"
+            if start is None
+            else f"{first.sql} {'<=' if first.descending else '>='} :after0"
+        )
         alternatives: list[str] = []
         equal: list[str] = []
         for i, (key, value) in enumerate(zip(self.keys, values, strict=True)):
@@ -111,7 +124,7 @@ class Order:
                 equal.append(f"{key.sql} = :after{i}")
             else:
                 equal.append(f"{key.sql} IS NULL")
-        return f"({' OR '.join(alternatives) or '1 = 0'})", params
+        return f"{bound} AND ({' OR '.join(alternatives) or '1 = 0'})", params
 
 
 def _listed(keys: Sequence[SortKey]) -> str:

@@ -5,6 +5,7 @@ project, one for all their assignees, whatever the page size. Changes are `store
 creates `service.py`'s; after a write the response re-reads the item from here.
 """
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -804,13 +805,22 @@ class TaskFilters:
         )
 
 
+_PROJECT = re.compile(r"\bp\.")
+"""An order that reads the project (`sort=key`) finds the page with it joined."""
+TOTAL_CAP = 10_000
+"""A filtered list counts its matches up to this many (`ItemPage.total_capped` past it): a
+count costs every match it counts, and a page must not cost the workspace."""
+
+
 @dataclass(frozen=True)
 class ItemPage:
     items: list[dict[str, Any]]
     total: int
-    """Every match (not only those after the cursor)."""
+    """Every match (not only those after the cursor), or `TOTAL_CAP` when more match."""
     last_keys: list[Any] | None
     """The last item's sort keys when more items follow (what the next cursor holds)."""
+    total_capped: bool = False
+    """More than `TOTAL_CAP` items match: `total` is a floor."""
 
 
 def list_items(
@@ -824,7 +834,12 @@ def list_items(
     after: Sequence[Any] | None = None,
 ) -> ItemPage:
     """A page of a workspace's work items in `order` (after the item whose sort keys are
-    `after`, then `offset` more), and how many match in all."""
+    `after`, then `offset` more), and how many match in all (up to `TOTAL_CAP`).
+
+    The page is found first, as `$id`s and sort keys in an index's order (`ordering.py`,
+    migrations 0013 and 0019); only its rows are then read whole, with their project and
+    children: an `offset` skips ids, not embeds.
+    """
     db = raw(session)
     _check_status_names(db, workspace_id, filters)
     below, source, where, params = _where(db, workspace_id, filters)
@@ -836,17 +851,24 @@ def list_items(
     # The sort keys and the total ride along as named columns (the total computed once): one
     # statement, not two; one row more than the page says whether another page follows.
     sort_keys = [f"sort{i}_" for i in range(len(order.keys))]
-    select = (
-        f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns(sort_keys)},"
-        f" ({total_sql}) AS total_ FROM {source} JOIN projects p ON p.id = wi.project_id"
-    )
     if order.by_value is None:
+        by_project = (
+            " JOIN projects p ON p.id = wi.project_id" if _PROJECT.search(order.order_by()) else ""
+        )
         rows, columns = db.fetch(
-            f"{select}{order.joins} WHERE {page_where} ORDER BY {order.order_by()}"
-            " LIMIT :limit OFFSET :offset",
+            f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, page_.*, ({total_sql}) AS total_"
+            f" FROM (SELECT {order.columns(sort_keys)} FROM {source}{by_project}{order.joins}"
+            f" WHERE {page_where} ORDER BY {order.order_by()} LIMIT :limit OFFSET :offset) page_"
+            f" JOIN work_items wi ON wi.id = page_.{sort_keys[-1]}"
+            " JOIN projects p ON p.id = wi.project_id"
+            f" ORDER BY {order.order_by(sort_keys)}",
             {**params, **order.params, "limit": limit + 1, "offset": offset},
         )
     else:
+        select = (
+            f"{below}SELECT {ITEM_COLUMNS[db.dialect]}, {order.columns(sort_keys)},"
+            f" ({total_sql}) AS total_ FROM {source} JOIN projects p ON p.id = wi.project_id"
+        )
         rows, columns = _by_value(
             db,
             order,
@@ -862,11 +884,12 @@ def list_items(
     else:
         counted = (db.row(f"{below}{total_sql}", params) or (None,))[0]
     total = int(counted) if counted is not None else 0
+    capped = filters.narrows_within_projects() and total > TOTAL_CAP
     more, rows = len(rows) > limit, rows[:limit]
     last_keys = [rows[-1][columns[key]] for key in sort_keys] if more and rows else None
     decode = columns.made(item_decoder)
     items = attach_assignees(db, [decode(row) for row in rows])
-    return ItemPage(items, total, last_keys)
+    return ItemPage(items, TOTAL_CAP if capped else total, last_keys, capped)
 
 
 def _by_value(
@@ -953,7 +976,7 @@ def _check_status_names(db: Raw, workspace_id: str, filters: TaskFilters) -> Non
 
 def _total_query(filters: TaskFilters, source: str, where: str) -> str:
     """How to count the matches: an unfiltered board reads the projects' maintained counts
-    (constant time at any size); anything else counts the rows.
+    (constant time at any size); anything else counts the rows, up to one past `TOTAL_CAP`.
     """
     if not filters.narrows_within_projects():
         project = " AND id = :project_id" if filters.project_id is not None else ""
@@ -967,7 +990,10 @@ def _total_query(filters: TaskFilters, source: str, where: str) -> str:
         alone = count_alone(filters.custom[0], "cf0_")
         if alone is not None:  # (one custom field's values, and nothing else: its index)
             return alone
-    return f"SELECT count(*) FROM {source} WHERE {where}"
+    return (
+        f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE {where}"
+        f" LIMIT {TOTAL_CAP + 1}) counted_"
+    )
 
 
 def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, dict[str, Any]]:
@@ -1028,9 +1054,14 @@ def _where(db: Raw, workspace_id: str, f: TaskFilters) -> tuple[str, str, str, d
     if f.parent == "none":
         clauses.append("wi.parent_id IS NULL")
     elif f.parent is not None:
-        clauses.append(f"wi.parent_id = ({_item_by_ref('parent_ref', f.parent)})")
+        # (`IN`, not `=`: SQLite walked the whole workspace for a scalar subquery's value.)
+        clauses.append(f"wi.parent_id IN ({_item_by_ref('parent_ref', f.parent)})")
         params["parent_ref"] = f.parent
     below, source = "", "work_items wi"
+    if f.parent not in (None, "none") and db.codec.sqlite:
+        # A parent's children through the parent index, then sorted: without statistics
+        # SQLite walked the whole project in board order to avoid that sort.
+        source = "work_items wi INDEXED BY ix_work_items_parent"
     if f.ancestor is not None:
         below = (
             "WITH RECURSIVE below_(id, level) AS ("

@@ -20,7 +20,7 @@ from sprintboard.integrations import links
 from sprintboard.integrations.schemas import TaskWithLinks
 from sprintboard.queries import service as queries
 from sprintboard.responses import deleted, many, one
-from sprintboard.schemas import DeletedRecord, Many, One, error_responses
+from sprintboard.schemas import DeletedRecord, Many, ManyCapped, One, error_responses
 from sprintboard.sql import raw
 from sprintboard.workitems import bulk_create, fields, reads, relations, service
 from sprintboard.workitems.schemas import (
@@ -61,7 +61,7 @@ async def describe_work_items(session: SessionDep, caller: CallerDep) -> Respons
 
 @router.get(
     "/tasks",
-    response_model=Many[TaskRead],
+    response_model=ManyCapped[TaskRead],
     responses=error_responses(400, 404),
     summary="List work items",
 )
@@ -119,7 +119,7 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
         after=query.resume_after(),
     )
     next_cursor = query.next_keyset_cursor(page.last_keys)
-    return many(page.items, page.total, next_cursor=next_cursor)
+    return many(page.items, page.total, next_cursor=next_cursor, total_capped=page.total_capped)
 
 
 @router.post(
