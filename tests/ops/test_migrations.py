@@ -18,9 +18,17 @@ from sprintboard.models import Base
 from tests.conftest import BACKENDS, POSTGRES_ADMIN_URL
 
 
+def _modelled(name: str | None, kind: str, _: object) -> bool:
+    """The text index (0016) is each database's own kind of table (PostgreSQL's `tsvector`
+    table, SQLite's FTS5 tables), kept by triggers, outside the models."""
+    return not (kind == "table" and name is not None and name.startswith("work_item_search"))
+
+
 def test_migrated_schema_matches_the_models(database: Database) -> None:
     with database.engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_name": _modelled}
+        )
         differences = compare_metadata(context, Base.metadata)
     assert differences == []
 
