@@ -41,6 +41,7 @@ from sprintboard.invitations.router import router as invitations_router
 from sprintboard.logs import configure_logging
 from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
+from sprintboard.queries.router import router as queries_router
 from sprintboard.responses import JSONResponse
 from sprintboard.schemas import state_string_rules_of
 from sprintboard.serverkey import SecretBox, server_key
@@ -60,6 +61,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     events_router,
     invitations_router,
     audit_router,
+    queries_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

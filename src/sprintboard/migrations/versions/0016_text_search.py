@@ -1,5 +1,8 @@
-"""Full-text search (contract §18, `text ~`): each database's own text index over an item's
-title, description and comments, kept by triggers in the transaction that changes them.
+"""Saved views and full-text search (contract §18).
+
+`saved_views` holds the views. Full-text search (`text ~`): each database's own text index
+over an item's title, description and comments, kept by triggers in the transaction that
+changes them.
 
 PostgreSQL: `work_item_search` holds one `tsvector` per item (the `simple` configuration:
 whole words, case folded, no stemming), with a GIN index. SQLite: an FTS5 table of the same
@@ -16,7 +19,9 @@ Create Date: 2026-11-28 07:20:00
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision: str = "0016"
 down_revision: str | None = "0014"
@@ -128,9 +133,47 @@ def _run(statements: list[str]) -> None:
         op.execute(statement)
 
 
+def _create_views() -> None:
+    op.create_table(
+        "saved_views",
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.Column("workspace_id", sa.String(length=32), nullable=False),
+        sa.Column("owner_id", sa.String(length=32), nullable=False),
+        sa.Column("name", sa.String(length=255), nullable=False),
+        sa.Column("query", sa.Text(), nullable=False),
+        sa.Column("layout", sa.String(length=8), nullable=False),
+        sa.Column("group_by", sa.String(length=64), nullable=True),
+        sa.Column(
+            "visible_fields",
+            sa.JSON().with_variant(postgresql.JSONB(), "postgresql"),
+            nullable=True,
+        ),
+        sa.Column("shared", sa.Boolean(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["owner_id"],
+            ["users.id"],
+            name=op.f("fk_saved_views_owner_id_users"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["workspace_id"],
+            ["workspaces.id"],
+            name=op.f("fk_saved_views_workspace_id_workspaces"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_saved_views")),
+    )
+    op.create_index("ix_saved_views_workspace_owner", "saved_views", ["workspace_id", "owner_id"])
+
+
 def upgrade() -> None:
+    _create_views()
     _run(_SQLITE if op.get_bind().dialect.name == "sqlite" else _POSTGRESQL)
 
 
 def downgrade() -> None:
     _run(_SQLITE_DOWN if op.get_bind().dialect.name == "sqlite" else _POSTGRESQL_DOWN)
+    op.drop_index("ix_saved_views_workspace_owner", table_name="saved_views")
+    op.drop_table("saved_views")
