@@ -1,6 +1,7 @@
 """The board's pages (contract §13): the web app in `sprintboard/web/`, shipped in the package.
 
-`GET /` and the deep links (`/projects/{id}/board`, `/backlog`, `/settings`, `/tasks/{key}`)
+`GET /` and the deep links (`/projects/{id}/board`, `/backlog`, `/settings`, `/tasks/{key}`,
+`/views/{id}`)
 answer `web/index.html` whether or not the browser has a session: the app decides what to
 show (its sign-in form is in that HTML). `/static/<path>` serves the other files of `web/`,
 in its folders too (`lib/`, `views/board/`...: the board's modules import each other by path).
@@ -25,7 +26,7 @@ from sprintboard.errors import error_response
 
 WEB_ROOT = Path(__file__).with_name("web")
 STATIC_PREFIX = "/static/"
-_PAGE = re.compile(r"^/(?:|projects/[^/]+/(?:board|backlog|settings)|tasks/[^/]+)$")
+_PAGE = re.compile(r"^/(?:|projects/[^/]+/(?:board|backlog|settings)|tasks/[^/]+|views/[^/]+)$")
 _TOKEN_PAGES = {"invite": "invite.html", "reset": "reset.html"}
 _TOKEN_PAGE = re.compile(r"^/(invite|reset)/[A-Za-z0-9_-]{1,256}$")
 """A link with a token (contract §19): its page reads the token from the address itself."""

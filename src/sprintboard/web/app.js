@@ -14,6 +14,7 @@ import * as boardView from "./views/board/index.js";
 import * as homeView from "./views/home.js";
 import * as itemView from "./views/item/index.js";
 import * as settingsView from "./views/settings/index.js";
+import * as savedView from "./views/views/index.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -28,6 +29,7 @@ const ROUTES = [
   [/^\/projects\/([^/]+)\/board\/?$/, (m) => boardView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
   [/^\/projects\/([^/]+)\/backlog\/?$/, (m) => backlogView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
   [/^\/projects\/([^/]+)\/settings\/?$/, (m) => settingsView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]) })],
+  [/^\/views\/([^/]+)\/?$/, (m) => savedView.mount(main, { ...shell, viewId: decodeURIComponent(m[1]) })],
   [/^\/tasks\/([^/]+)\/?$/, (m) => itemView.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
   [/^\/?$/, () => homeView.mount(main, shell)],
 ];
