@@ -79,8 +79,10 @@ async def get_view(view_id: ViewId, session: SessionDep, caller: CallerDep) -> R
 async def update_view(
     view_id: ViewId, body: ViewUpdate, session: SessionDep, caller: CallerDep
 ) -> Response:
-    """By its owner, or (a shared view) a workspace ADMIN: others 403 `not_owner`. Rules the
-    document cannot state: a new `query` must run (400 `invalid_query` on `query`)."""
+    """By its owner, or (a shared view) a workspace ADMIN: others 403 `not_owner`; a VIEWER
+    does not share (403 `viewer`). Rules the document cannot state: a new `query` must run
+    (400 `invalid_query` on `query`); `name`, `layout` and `shared` may be left out but not
+    null."""
     view, access = access_view(session, caller, view_id, lock=True)
     view = views.update_view(session, access=access, view=view, data=body)
     return one(view_json(view))

@@ -74,7 +74,7 @@ def update_view(
 ) -> SavedView:
     _may_change(access, view)
     changes: dict[str, Any] = {}
-    for name in ("name", "query", "layout", "shared"):
+    for name in ("name", "query", "layout", "shared"):  # (`groupBy`, `visibleFields`: null clears)
         if data.sent(name):
             value = getattr(data, name)
             if value is None:
