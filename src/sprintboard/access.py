@@ -23,6 +23,7 @@ from sprintboard.models import (
     Invitation,
     Notification,
     Project,
+    SavedView,
     Sprint,
     Webhook,
     WorkItem,
@@ -425,6 +426,22 @@ def access_invitation(
     session: Session, caller: Caller, invitation_id: str
 ) -> tuple[Invitation, WorkspaceAccess]:
     return _access_one(session, caller, Invitation, "Invitation", Invitation.id == invitation_id)
+
+
+def access_view(
+    session: Session, caller: Caller, view_id: str, *, lock: bool = False
+) -> tuple[SavedView, WorkspaceAccess]:
+    """A saved view: a shared one to every member of its workspace, a private one to its
+    owner alone (anyone else: "not found", as for a record of another workspace)."""
+    return _access_one(
+        session,
+        caller,
+        SavedView,
+        "View",
+        SavedView.id == view_id,
+        SavedView.shared | (SavedView.owner_id == caller.user_id),
+        lock=lock,
+    )
 
 
 def own_notifications(caller: Caller) -> Any:

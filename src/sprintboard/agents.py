@@ -114,6 +114,18 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
     def search_items(
         ctx: Context,
         workspace_id: str,
+        query: Annotated[
+            str | None,
+            Field(
+                description="JQL-like, e.g. 'status != DONE AND assignee = currentUser() AND "
+                "updatedAt >= -7d ORDER BY priority DESC'; fields: key project title "
+                "description text(full-text ~) status statusCategory type priority assignee "
+                "label sprint parent ancestor storyPoints estimatedHours dueDate createdAt "
+                "updatedAt flagged blocked; functions currentUser() openSprints() "
+                "closedSprints() futureSprints() now() startOfDay()",
+                max_length=4000,
+            ),
+        ] = None,
         text: Annotated[str | None, Field(description="in title, key")] = None,
         project_id: str | None = None,
         status: Status | None = None,
@@ -121,8 +133,9 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
         assignee_id: str | None = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
     ) -> Json:
-        """Find work items; newest board order first."""
+        """Find work items (board order, or the query's ORDER BY); the other filters AND it."""
         filters = {
+            "q": query,
             "search": text,
             "projectId": project_id,
             "status": status,

@@ -45,6 +45,7 @@ from sprintboard.mail import delivery as mail_delivery
 from sprintboard.mail.delivery import run_mail_worker
 from sprintboard.pages import WebPages
 from sprintboard.projects.router import router as projects_router
+from sprintboard.queries.router import router as queries_router
 from sprintboard.responses import JSONResponse
 from sprintboard.schemas import state_string_rules_of
 from sprintboard.serverkey import SecretBox, server_key
@@ -67,6 +68,7 @@ DOMAIN_ROUTERS: list[APIRouter] = [
     invitations_router,
     audit_router,
     integrations_router,
+    queries_router,
 ]
 
 logger = logging.getLogger("sprintboard.http")

@@ -583,6 +583,23 @@ class FieldValue(Base):
     number_value: Mapped[float | None] = mapped_column(Float)
 
 
+class SavedView(Timestamped, Base):
+    """A saved query (contract §18): private to its owner, or shared with the workspace."""
+
+    __tablename__ = "saved_views"
+    __table_args__ = (Index("ix_saved_views_workspace_owner", "workspace_id", "owner_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    owner_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    query: Mapped[str] = mapped_column(Text)
+    layout: Mapped[str] = mapped_column(String(8), default="list")
+    group_by: Mapped[str | None] = mapped_column(String(64))
+    visible_fields: Mapped[list[str] | None] = mapped_column(JSONValue)
+    shared: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
 class WorkItemRelation(Base):
     """A relation between two work items, stored once in its canonical direction: `blocks`
     (source blocks target), `duplicates` (source duplicates target) or `relates_to` (source

@@ -1,7 +1,8 @@
 """The board's pages (contract §13): the web app in `sprintboard/web/`, shipped in the package.
 
 `GET /` and the deep links (`/projects/{id}/board`, `/backlog`, `/settings`, `/sprints`, a
-sprint's `/sprints/{id}/report`, `/tasks/{key}`, `/workspaces/{id}/members`, `/account`)
+sprint's `/sprints/{id}/report`, `/tasks/{key}`, `/workspaces/{id}/members`, `/account`,
+`/views/{id}`)
 answer `web/index.html` whether or not the browser has a session: the app decides what to
 show (its sign-in form is in that HTML). `/static/<path>` serves the other files of `web/`,
 in its folders too (`lib/`, `views/board/`...: the board's modules import each other by path).
@@ -24,7 +25,7 @@ from sprintboard.errors import error_response
 
 WEB_ROOT = Path(__file__).with_name("web")
 _PAGE = re.compile(
-    r"^/(?:|account|workspaces/[^/]+/members|tasks/[^/]+"
+    r"^/(?:|account|workspaces/[^/]+/members|tasks/[^/]+|views/[^/]+"
     r"|projects/[^/]+/(?:board|backlog|settings|sprints|sprints/[^/]+/report))$"
 )
 _TOKEN_PAGES = {"invite": "invite.html", "reset": "reset.html"}

@@ -65,6 +65,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     ("", "commentId"): "comment",
     ("", "deliveryId"): "delivery",
     ("", "relationId"): "relation",
+    ("", "viewId"): "view",
 }
 
 # Request bodies, by (method, path template); `{workspace}` etc. name objects of workspace A.
@@ -74,6 +75,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", f"{API}/workspaces/{{id}}/members/{{userId}}"): {"role": "VIEWER"},
     ("POST", f"{API}/workspaces/{{id}}/invitations"): {"email": "hijack@example.com"},
     ("POST", f"{API}/workspaces/{{id}}/work-item-types"): {"name": "HIJACK"},
+    ("POST", f"{API}/workspaces/{{id}}/views"): {"name": "Hijack", "query": ""},
+    ("PATCH", f"{API}/views/{{viewId}}"): {"name": "Hijacked"},
     ("POST", f"{API}/workspaces/{{id}}/projects"): {"name": "Hijack"},
     ("POST", f"{API}/workspaces/{{id}}/webhooks"): {
         "url": "https://example.com/hook",
@@ -247,7 +250,11 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
     integration = owner.ok(
         "POST", f"/workspaces/{workspace['$id']}/integrations", {"provider": "gitlab"}
     )
+    view = owner.ok(
+        "POST", f"/workspaces/{workspace['$id']}/views", {"name": "V", "query": "", "shared": True}
+    )
     objects = {
+        "view": view["$id"],
         "workspace": workspace["$id"],
         "project": project["$id"],
         "member": member["$id"],
@@ -277,6 +284,7 @@ def _snapshot(owner: Api, objects: dict[str, str]) -> dict[str, Any]:
         "webhooks": owner.ok("GET", f"/workspaces/{workspace}/webhooks"),
         "invitations": owner.ok("GET", f"/workspaces/{workspace}/invitations"),
         "integrations": owner.ok("GET", f"/workspaces/{workspace}/integrations"),
+        "views": owner.ok("GET", f"/workspaces/{workspace}/views"),
         "deliveries": owner.ok("GET", f"/webhooks/{objects['webhook']}/deliveries"),
         "sprint": owner.ok("GET", f"/sprints/{objects['sprint']}"),
         "task": owner.ok("GET", f"/tasks/{objects['task']}"),

@@ -20,6 +20,7 @@ import * as settingsView from "./views/settings/index.js";
 import * as sprintsView from "./views/sprints/index.js";
 import * as reportView from "./views/sprints/report.js";
 import * as membersView from "./views/workspace/members.js";
+import * as savedView from "./views/views/index.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -39,6 +40,7 @@ const ROUTES = [
     reportView.mount(main, { ...shell, projectId: decodeURIComponent(m[1]), sprintId: decodeURIComponent(m[2]) })],
   [/^\/workspaces\/([^/]+)\/members\/?$/, (m) => membersView.mount(main, { ...shell, workspaceId: decodeURIComponent(m[1]) })],
   [/^\/account\/?$/, () => meView.mount(main, shell)],
+  [/^\/views\/([^/]+)\/?$/, (m) => savedView.mount(main, { ...shell, viewId: decodeURIComponent(m[1]) })],
   [/^\/tasks\/([^/]+)\/?$/, (m) => itemView.mount(main, { ...shell, key: decodeURIComponent(m[1]) })],
   [/^\/?$/, () => homeView.mount(main, shell)],
 ];

@@ -7,6 +7,7 @@ import { busy } from "../../lib/keyboard.js";
 import { reconcile } from "../../lib/order.js";
 import { loadProjectContext } from "../../lib/project.js";
 import { store } from "../../store.js";
+import { queryBar } from "../views/querybar.js";
 import { focusCreate } from "./create.js";
 import * as dragPart from "./drag.js";
 import { createLists } from "./list.js";
@@ -21,13 +22,18 @@ export async function mount(root, { projectId, setNav, openItem }) {
   await Promise.all([members, ...[BACKLOG, ...backlog.openSprints().map((s) => s.$id)].map(backlog.loadPage)]);
 
   const toolbar = h("div", { class: "backlog-toolbar" });
+  const query = h("div", { role: "search", "aria-label": "Query items" }, queryBar({
+    layout: "list",
+    scope: () => ({ workspaceId: project.workspaceId, projectId: project.$id }),
+    onIds: (ids, items) => { store.putItems(items, { silent: true }); backlog.ids = ids; render(); },
+  }));
   const lists = h("div", { class: "backlog-lists" });
   fill(root, h("h1", {}, `${project.name} backlog`), toolbar, lists);
   const listsView = createLists(backlog, { render, renderSoon });
 
   function renderToolbar() {
     const count = selected.size;
-    fill(toolbar,
+    fill(toolbar, query,
       h("button", { type: "button", onclick: () => createSprint(backlog) }, "Create sprint"),
       h("button", { type: "button", class: "ghost", onclick: () => focusCreate() }, "New item (c)"),
       h("span", { class: "selection", role: "status" }, count ? `${count} selected` : ""),

@@ -16,6 +16,8 @@ export function createBacklog(project) {
     // Per list: how many rows the server has and how many of them were read.
     pages: new Map(),
     lastCreated: null,
+    // The items the query field found (`null`: no query).
+    ids: null,
 
     openSprints: () =>
       [...store.sprints.values()]
@@ -25,6 +27,7 @@ export function createBacklog(project) {
     itemsOf: (listId) =>
       [...store.items.values()]
         .filter((i) => i.projectId === project.$id && (i.sprintId || BACKLOG) === listId)
+        .filter((i) => !backlog.ids || backlog.ids.has(i.$id))
         .sort(byPosition),
 
     async loadPage(listId) {

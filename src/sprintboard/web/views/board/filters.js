@@ -1,17 +1,20 @@
-// The board's toolbar: filters (text, assignee, mine, label, type, priority, epic) and the
+// The board's toolbar: a query (§18), filters (text, assignee, mine, label, type, priority, epic) and the
 // choice of swimlanes. It writes `board.filters` and `board.lanesBy`; `/` focuses its text.
 
 import { fill, h } from "../../lib/dom.js";
 import { valuesOf } from "../../lib/enums.js";
 import { busy } from "../../lib/keyboard.js";
 import { store } from "../../store.js";
+import { queryBar } from "../views/querybar.js";
 import { epicName, NONE } from "./lanes.js";
 
-export const noFilters = () => ({ text: "", assignee: "", mine: false, label: "", type: "", priority: "", epic: "" });
+// `ids`: the items the query field found (`null`: no query).
+export const noFilters = () => ({ text: "", assignee: "", mine: false, label: "", type: "", priority: "", epic: "", ids: null });
 
 /** Whether `item` passes the board's filters. */
 export function matches(board, item) {
   const { filters } = board;
+  if (filters.ids && !filters.ids.has(item.$id)) return false;
   const text = filters.text.trim().toLowerCase();
   if (text && !`${item.key} ${item.title}`.toLowerCase().includes(text)) return false;
   if (filters.assignee && !item.assigneeIds.includes(filters.assignee)) return false;
@@ -26,6 +29,11 @@ export function matches(board, item) {
 /** Draw the toolbar into `toolbar` (a form); `onChange()` runs after each change. */
 export function mount(toolbar, { board, onChange }) {
   const { filters } = board;
+  const query = queryBar({
+    layout: "board",
+    scope: () => ({ workspaceId: board.project.workspaceId, projectId: board.project.$id, sprintId: board.sprint?.$id }),
+    onIds: (ids) => { filters.ids = ids; onChange(); },
+  });
   // The epic filter's options follow the parents as they are read: refilled in place, so
   // that the toolbar (and whatever has focus in it) stays.
   const epicSelect = h("select", { name: "epic", onchange: (e) => { filters.epic = e.target.value; onChange(); } });
@@ -54,7 +62,7 @@ export function mount(toolbar, { board, onChange }) {
           h("option", { value: "" }, none),
           options.map(([value, text]) => h("option", { value, selected: current === value }, text))));
     renderEpicOptions();
-    fill(toolbar,
+    fill(toolbar, query,
       h("label", {}, "Text ",
         h("input", { type: "search", name: "text", id: "filter-text", value: filters.text, placeholder: "Key or title",
           oninput: (e) => { filters.text = e.target.value; onChange(); } })),
