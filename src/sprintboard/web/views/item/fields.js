@@ -6,6 +6,7 @@
 import { h } from "../../lib/dom.js";
 import { meta } from "../../lib/enums.js";
 import { store } from "../../store.js";
+import { customChanges, customFields } from "./custom.js";
 
 // The fields this form draws itself, or that the drawer changes elsewhere (the sprint and
 // parent have pickers, the position is the board's order).
@@ -48,9 +49,9 @@ function valueOf(descriptor, form) {
 
 /**
  * The form of `item`'s fields; `types` are the workspace's, `statuses` the project's,
- * `onSave(form)` its submit.
+ * `definitions` its custom fields, `onSave(form)` its submit.
  */
-export function fieldsForm(item, { types, statuses }, onSave) {
+export function fieldsForm(item, { types, statuses, definitions = [] }, onSave) {
   const plain = plainFields();
   const names = statuses.map((s) => s.name);
   const statusValues = names.includes(item.status) ? names : [...names, item.status];
@@ -68,6 +69,7 @@ export function fieldsForm(item, { types, statuses }, onSave) {
     field("Labels (comma-separated)", h("input", { name: "labels", value: item.labels.join(", ") })),
     plain.filter((f) => f.kind === "bool").map((f) => h("label", { class: "check", title: f.description || null },
       h("input", { type: "checkbox", name: f.name, checked: Boolean(item[f.name]) }), ` ${f.label}`)),
+    customFields(definitions, item),
     field("Description", h("textarea", { name: "description", rows: "5" }, item.description || "")),
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Save")),
   );
@@ -79,7 +81,7 @@ export function fieldsForm(item, { types, statuses }, onSave) {
 }
 
 /** The fields of `form` that differ from `item`: the body of a PATCH. */
-export function changes(form, item) {
+export function changes(form, item, definitions = []) {
   const values = form.elements;
   const wanted = {
     title: values.title.value.trim(),
@@ -95,5 +97,7 @@ export function changes(form, item) {
     const current = item[name] ?? null;
     if (JSON.stringify(current) !== JSON.stringify(value)) body[name] = value;
   }
+  const custom = customChanges(form, definitions, item);
+  if (Object.keys(custom).length) body.fields = custom;
   return body;
 }

@@ -47,6 +47,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   // The built-in types (those with icons) and the workspace's own, once read.
   let types = Object.keys(TYPE_ICONS);
   let statuses = [];
+  let definitions = [];
   let stopped = false;
 
   async function load(message) {
@@ -57,10 +58,12 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
     if (!store.members.length || store.members[0].workspaceId !== item.workspaceId) {
       store.members = await api.getAll(`/workspaces/${item.workspaceId}/members`, {}, 500);
     }
-    const [custom, workflow] = await Promise.all([
+    const [custom, workflow, fieldList] = await Promise.all([
       api.getAll(`/workspaces/${item.workspaceId}/work-item-types`, {}, 100).catch(() => []),
       loadWorkflow(item.projectId),
+      api.get(`/workspaces/${item.workspaceId}/fields`).catch(() => ({ data: { documents: [] } })),
     ]);
+    definitions = fieldList.data.documents;
     types = [...new Set([...types, ...custom.map((t) => t.name)])];
     statuses = workflow.statuses;
     if (stopped) return;
@@ -71,7 +74,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
 
   function render(message) {
     const notice = h("p", { class: "notice", role: "status" }, message || "");
-    const form = fieldsForm(item, { types, statuses }, (edited) => save(edited, notice));
+    const form = fieldsForm(item, { types, statuses, definitions }, (edited) => save(edited, notice));
     const kids = children(item);
     const events = activity(item);
     fill(root,
@@ -95,7 +98,7 @@ function renderItem(root, key, { asPage = false, onLoaded } = {}) {
   }
 
   async function save(form, notice) {
-    const body = changes(form, item);
+    const body = changes(form, item, definitions);
     if (!Object.keys(body).length) {
       notice.textContent = "Nothing changed.";
       return;
