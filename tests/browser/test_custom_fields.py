@@ -19,12 +19,13 @@ def test_custom_fields_are_edited_in_the_item(page: Page, board: Board) -> None:
     key = board.items["Write the login page"]["key"]
     board.api.patch(f"/tasks/{key}", json={"fields": {"note": "old"}}).raise_for_status()
     drawer = open_drawer(page, board, key)
-    expect(drawer.get_by_label("Note")).to_have_value("old")
-    drawer.get_by_label("Severity").select_option("High")
-    drawer.get_by_label("Estimate").fill("2.5")
-    drawer.get_by_label("Reviewed").check()
-    drawer.get_by_label("Note").fill("")
-    drawer.get_by_role("button", name="Save").click()
+    form = drawer.get_by_role("form", name="Edit work item")
+    expect(form.get_by_label("Note", exact=True)).to_have_value("old")
+    form.get_by_label("Severity").select_option("High")
+    form.get_by_label("Estimate", exact=True).fill("2.5")
+    form.get_by_label("Reviewed", exact=True).check()
+    form.get_by_label("Note", exact=True).fill("")
+    form.get_by_role("button", name="Save").click()
     expect(drawer.locator(".notice")).to_have_text("Saved.")
     assert board.item(key)["fields"] == {"severity": "High", "estimate": 2.5, "reviewed": True}
 
