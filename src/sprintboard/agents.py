@@ -91,8 +91,7 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
 
     @server.tool(annotations=READS)
     def list_workspaces(ctx: Context) -> list[Json]:
-        """Your workspaces, each with its projects ($id, key, name) and its custom fields
-        (key, name, type, options: what items' `fields` take)."""
+        """Your workspaces, with their projects and custom fields (items' `fields`)."""
 
         def read(c: Client) -> list[Json]:
             return [

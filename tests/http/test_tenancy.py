@@ -57,6 +57,7 @@ PATH_PARAMS: dict[tuple[str, str], str] = {
     (f"{API}/workspaces/", "name"): "type",
     (f"{API}/projects/", "name"): "status",
     (f"{API}/webhooks/", "id"): "webhook",
+    (f"{API}/fields/", "id"): "field",
     (f"{API}/invitations/", "invitationId"): "invitation",
     (f"{API}/integrations/", "id"): "integration",
     ("", "userId"): "member",
@@ -88,6 +89,8 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", f"{API}/webhooks/{{id}}/test"): {},
     ("POST", f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}/redeliver"): {},
     ("PATCH", f"{API}/projects/{{id}}"): {"name": "Hijacked"},
+    ("POST", f"{API}/workspaces/{{id}}/fields"): {"key": "hijack", "name": "H", "type": "text"},
+    ("PATCH", f"{API}/fields/{{id}}"): {"name": "Hijacked"},
     ("POST", f"{API}/projects/{{id}}/statuses"): {"name": "HIJACK", "category": "TODO"},
     ("PATCH", f"{API}/projects/{{id}}/statuses/{{name}}"): {"label": "Hijacked"},
     ("PUT", f"{API}/projects/{{id}}/workflow"): {"transitions": None},
@@ -253,6 +256,9 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
     view = owner.ok(
         "POST", f"/workspaces/{workspace['$id']}/views", {"name": "V", "query": "", "shared": True}
     )
+    field = owner.ok(
+        "POST", f"/workspaces/{workspace['$id']}/fields", {"key": "k", "name": "K", "type": "text"}
+    )
     objects = {
         "view": view["$id"],
         "workspace": workspace["$id"],
@@ -268,6 +274,7 @@ def workspace_a(admin: Api) -> tuple[Api, dict[str, str]]:
         "delivery": ping["$id"],
         "invitation": invitation["$id"],
         "integration": integration["$id"],
+        "field": field["$id"],
         "type": "SPIKE",
         "status": "IN_REVIEW",
     }
@@ -282,6 +289,7 @@ def _snapshot(owner: Api, objects: dict[str, str]) -> dict[str, Any]:
         "types": owner.ok("GET", f"/workspaces/{workspace}/work-item-types"),
         "projects": owner.ok("GET", f"/workspaces/{workspace}/projects"),
         "webhooks": owner.ok("GET", f"/workspaces/{workspace}/webhooks"),
+        "fields": owner.ok("GET", f"/workspaces/{workspace}/fields"),
         "invitations": owner.ok("GET", f"/workspaces/{workspace}/invitations"),
         "integrations": owner.ok("GET", f"/workspaces/{workspace}/integrations"),
         "views": owner.ok("GET", f"/workspaces/{workspace}/views"),

@@ -81,7 +81,8 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
     keeps the items whose field holds any of the values (a multiselect any of its options;
     `none`: unset); a key the workspace lacks is 400 `unknown_field` naming the parameter,
     a value the field cannot hold `invalid_value`. `sort=fields.<key>` sorts by one (a
-    select by its options' order, a multiselect by its first option), unset values last.
+    select by its options' order, a multiselect by its first option), unset values last;
+    a key the workspace lacks is 400 `invalid_value` on `sort`.
     """
     workspace_id, _ = access_list_scope(
         session, caller, workspace_id=query.workspace_id, project_id=query.project_id

@@ -7,6 +7,7 @@
 import { h } from "../../lib/dom.js";
 import { meta } from "../../lib/enums.js";
 import { store } from "../../store.js";
+import { customFields } from "./custom.js";
 
 // The fields drawn elsewhere (the title, description, sprint and parent have their own
 // controls, the position is the board's order).
@@ -76,9 +77,9 @@ export function savedText(input, current, save) {
 
 /**
  * The item's properties as controls; `types` are the workspace's, `statuses` the project's,
- * `save(body)` sends a change (a PATCH body).
+ * `definitions` its custom fields, `save(body)` sends a change (a PATCH body).
  */
-export function properties(item, { types, statuses }, save) {
+export function properties(item, { types, statuses, definitions = [] }, save) {
   const names = statuses.map((s) => s.name);
   const statusValues = names.includes(item.status) ? names : [...names, item.status];
   const labelOf = (name) => statuses.find((s) => s.name === name)?.label || name;
@@ -111,5 +112,6 @@ export function properties(item, { types, statuses }, save) {
     h("div", { class: "row" }, field("Status", status), field("Type", type), plainControls),
     assignees,
     field("Labels (comma-separated)", labels),
-    flags.length ? h("div", { class: "row" }, flags) : null);
+    flags.length ? h("div", { class: "row" }, flags) : null,
+    customFields(definitions, item, save));
 }

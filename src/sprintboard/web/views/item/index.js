@@ -57,6 +57,7 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
   // The built-in types (those with icons) and the workspace's own, once read.
   let types = Object.keys(TYPE_ICONS);
   let statuses = [];
+  let definitions = [];
   let stopped = false;
   let notice = null;
   let meta = null;
@@ -71,10 +72,12 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
     if (!store.members.length || store.members[0].workspaceId !== item.workspaceId) {
       store.members = await api.getAll(`/workspaces/${item.workspaceId}/members`, {}, 500);
     }
-    const [custom, workflow] = await Promise.all([
+    const [custom, workflow, fieldList] = await Promise.all([
       api.getAll(`/workspaces/${item.workspaceId}/work-item-types`, {}, 100).catch(() => []),
       loadWorkflow(item.projectId),
+      api.get(`/workspaces/${item.workspaceId}/fields`).catch(() => ({ data: { documents: [] } })),
     ]);
+    definitions = fieldList.data.documents;
     types = [...new Set([...types, ...custom.map((t) => t.name)])];
     statuses = workflow.statuses;
     if (stopped) return;
@@ -103,7 +106,7 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
       meta,
       notice,
       section("Description", description(item, save)),
-      properties(item, { types, statuses }, save),
+      properties(item, { types, statuses, definitions }, save),
       section("Parent and sub-items", [parentPicker(item, save), kids.element]),
       section("Relations", relations(item, load)),
       section("Code", codeLinks(item)),

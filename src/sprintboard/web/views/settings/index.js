@@ -1,9 +1,10 @@
-// A project's settings (`/projects/{id}/settings`, contract §17, §22): its statuses and its
-// transition rules. The API decides who may change them: a refusal (403) is said, not hidden.
+// A project's settings (`/projects/{id}/settings`, contract §17, §22): its statuses, its
+// transition rules and its workspace's custom fields. The API decides who may change them: a refusal (403) is said, not hidden.
 
 import * as api from "../../api.js";
 import { fill, h, say } from "../../lib/dom.js";
 import { loadWorkflow } from "../../lib/statuses.js";
+import * as fieldsPart from "./fields.js";
 import * as rulesPart from "./rules.js";
 import * as statusesPart from "./statuses.js";
 
@@ -13,7 +14,8 @@ export async function mount(root, { projectId, setNav }) {
   setNav(project);
   const statuses = h("section", { class: "settings-section", "aria-labelledby": "statuses-title" });
   const rules = h("section", { class: "settings-section", "aria-labelledby": "rules-title" });
-  fill(root, h("div", { class: "settings" }, h("h1", {}, `${project.name} settings`), statuses, rules));
+  const fields = h("section", { class: "settings-section", "aria-labelledby": "fields-title" });
+  fill(root, h("div", { class: "settings" }, h("h1", {}, `${project.name} settings`), statuses, rules, fields));
 
   /**
    * Run `change()` (requests), then read the workflow again and draw it, saying `done`; a
@@ -33,10 +35,14 @@ export async function mount(root, { projectId, setNav }) {
   }
 
   async function refresh() {
-    const workflow = await loadWorkflow(project.$id);
-    const props = { project, workflow, apply };
+    const [workflow, fieldList] = await Promise.all([
+      loadWorkflow(project.$id),
+      api.get(`/workspaces/${encodeURIComponent(project.workspaceId)}/fields`),
+    ]);
+    const props = { project, workflow, apply, fields: fieldList.data.documents };
     statusesPart.render(statuses, props);
     rulesPart.render(rules, props);
+    fieldsPart.render(fields, props);
   }
 
   await refresh();
