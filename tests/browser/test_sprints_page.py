@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import Board, open_signed_in
+from tests.browser.test_reports_and_a11y import serious_violations
 
 
 def test_the_sprints_page_lists_every_sprint_starts_and_edits_them(
@@ -84,3 +85,32 @@ def test_start_sprint_in_the_backlog_asks_for_the_end_date_and_goal(
         "2031-01-31",
         "Ship the backlog",
     )
+
+
+def test_the_new_pages_fit_a_phone_and_axe_finds_nothing_serious(
+    page: Page, board: Board, admin_key: str
+) -> None:
+    api = board.api
+    api.post(f"/sprints/{board.sprint['$id']}/complete", json={}).raise_for_status()
+    project, workspace = board.project["$id"], board.workspace["$id"]
+    open_signed_in(page, admin_key, "/")
+    pages = [
+        ("/", "Your projects"),
+        (f"/workspaces/{workspace}/members", "members"),
+        ("/account", "Your account"),
+        (f"/projects/{project}/sprints", "Web App: sprints"),
+        (f"/projects/{project}/sprints/{board.sprint['$id']}/report", "Sprint 1: report"),
+    ]
+    for path, heading in pages:
+        page.goto(path)
+        expect(page.get_by_role("heading", name=heading).first).to_be_visible()
+        assert serious_violations(page) == [], path
+    # (At this width the header's menu is the mobile work's: here, the page's own content.)
+    page.set_viewport_size({"width": 390, "height": 844})
+    for path, heading in pages:
+        page.goto(path)
+        expect(page.get_by_role("heading", name=heading).first).to_be_visible()
+        sideways = page.evaluate(
+            "(m => m.scrollWidth - m.clientWidth)(document.getElementById('main'))"
+        )
+        assert sideways <= 0, f"{path}'s content is wider than the phone by {sideways}px"

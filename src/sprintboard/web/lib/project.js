@@ -13,14 +13,19 @@ export function itemPages(project, sprint) {
   return { query, pages };
 }
 
+/** The read of a workspace's members that `loadProjectContext` makes (one page of 500). */
+const membersRead = (workspaceId) => [`/workspaces/${workspaceId}/members`, { limit: 500, offset: 0 }];
+
 /**
  * A project's first reads, asked for while the page is still signing in: the project, its
- * sprints and statuses, and for the board, once those are in, the ACTIVE sprint's items.
+ * sprints and statuses; once the project is in, its workspace's members; and for the board,
+ * once the sprints are in too, the ACTIVE sprint's items. None waits for `/me`.
  */
 export function prefetchProject(projectId, { board = false } = {}) {
   prefetchWorkflow(projectId);
   const project = api.prefetch(`/projects/${encodeURIComponent(projectId)}`);
   const sprints = api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
+  project.then((read) => { if (read) api.prefetch(...membersRead(read.data.workspaceId)); });
   if (!board) return;
   Promise.all([project, sprints]).then(([read, list]) => {
     const active = read && list && list.data.documents.find((s) => s.status === "ACTIVE");
@@ -48,7 +53,7 @@ export async function loadProjectContext(projectId, setNav) {
   store.reset();
   store.putSprints(sprints, { silent: true });
   store.connect(project.workspaceId);
-  const members = api.getAll(`/workspaces/${project.workspaceId}/members`, {}, 500)
+  const members = api.getAll(membersRead(project.workspaceId)[0], {}, 500)
     .then((read) => { store.members = read; });
   return { project, members, workflow };
 }
