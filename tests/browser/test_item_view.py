@@ -82,12 +82,12 @@ def test_delete_asks_first(page: Page, board: Board) -> None:
     key, item_id = board.items["Dark mode"]["key"], board.items["Dark mode"]["$id"]
     open_signed_in(page, admin_key_of(board), f"/tasks/{item_id}")
     page.get_by_role("button", name="Delete", exact=True).click()
-    confirm = page.get_by_role("alertdialog", name=f"Delete {key}?")
+    confirm = page.get_by_role("dialog", name=f"Delete {key}")
     confirm.get_by_role("button", name="Cancel").click()
     expect(confirm).to_have_count(0)
     assert board.api.get(f"/tasks/{item_id}").status_code == 200
     page.get_by_role("button", name="Delete", exact=True).click()
-    page.get_by_role("alertdialog").get_by_role("button", name=f"Delete {key}").click()
+    confirm.get_by_role("button", name=f"Delete {key}").click()
     expect(page).to_have_url(re.compile(r"/board$"))
     assert board.api.get(f"/tasks/{item_id}").status_code == 404
 

@@ -15,8 +15,8 @@ function confirmDelete(item, etag, onDeleted) {
     h("p", {}, `Delete ${item.key} “${item.title}”? Its comments, time logs and relations go with it; `,
       item.childCount ? `its ${item.childCount} sub-item${item.childCount > 1 ? "s" : ""} stay, without a parent.` : "this cannot be undone."),
     h("div", { class: "actions" }, cancel, confirm));
-  const dialog = openDialog(`Delete ${item.key}?`, body);
-  dialog.setAttribute("role", "alertdialog");
+  // Named as the settings page's confirmations are: "Delete X", its button "Delete X".
+  const dialog = openDialog(`Delete ${item.key}`, body);
   confirm.addEventListener("click", async () => {
     confirm.disabled = true;
     try {

@@ -143,7 +143,11 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
       if ("parentId" in body) return void await load("Saved.");
       notice.textContent = "Saved.";
       fill(meta, metaLine());
-      if (onLoaded && "title" in body) await onLoaded(item);
+      if ("title" in body) {
+        const heading = root.querySelector("h1");
+        if (heading) heading.textContent = `${item.key} ${item.title}`;
+        if (onLoaded) await onLoaded(item);
+      }
       events.load();
     } catch (error) {
       if (error.status === 412) {
