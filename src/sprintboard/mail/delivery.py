@@ -103,6 +103,9 @@ async def run_mail_worker(
     at each poll (mail written by another process, retries, notifications whose minute has
     ended)."""
     stop = stop or asyncio.Event()
+    if options.server is None:
+        await _drop_waiting(database, stop)
+        return
     wake = asyncio.Event()
     with DELIVERIES_WRITTEN.listening(wake.set):
         while not stop.is_set():
@@ -114,6 +117,25 @@ async def run_mail_worker(
                 logger.exception("sending mail failed; retrying")
             if not attempted:
                 await _first_of(stop, wake, timeout=options.poll_interval)
+
+
+DROP_INTERVAL = 60.0
+
+
+async def _drop_waiting(database: Database, stop: asyncio.Event) -> None:
+    """Without mail configured there is nothing to send: once a minute (never at start-up,
+    where the webhook loop's own start comes first), drop the notifications that wait for
+    mail."""
+    while True:
+        await _first_of(stop, timeout=DROP_INTERVAL)
+        if stop.is_set():
+            return
+        try:
+            await database.call(
+                functools.partial(digests.write_due, database, outbox=None, link_root=None)
+            )
+        except Exception:
+            logger.exception("dropping notifications that wait for mail failed; retrying")
 
 
 async def _first_of(*events: asyncio.Event, timeout: float) -> None:
