@@ -9,6 +9,7 @@ paths: the map versions them, so a module's text (and digest) does not change wh
 imports does. The pages themselves are small and always revalidated.
 """
 
+import base64
 import hashlib
 import json
 import re
@@ -48,6 +49,9 @@ class File:
     """The body's SHA-256, shortened: its `ETag` and its version in addresses."""
     last_modified: bytes
     content_type: bytes
+    inline_script: str | None = None
+    """A page's import map: the one inline script, which its CSP allows by this hash
+    (`'sha256-<base64>'`)."""
 
     @property
     def etag(self) -> bytes:
@@ -103,12 +107,14 @@ class Assets:
         body = html.body
         for slot, filling in self.slots.items():
             body = body.replace(slot, filling)
-        text = versioned_page(body.decode("utf-8"), modules, self._digest_of)
+        text, import_map = versioned_page(body.decode("utf-8"), modules, self._digest_of)
+        script_hash = base64.b64encode(hashlib.sha256(import_map.encode("utf-8")).digest())
         page = File(
             body=text.encode("utf-8"),
             digest=hashlib.sha256(text.encode("utf-8")).hexdigest()[:20],
             last_modified=html.last_modified,
             content_type=html.content_type,
+            inline_script=f"'sha256-{script_hash.decode('ascii')}'",
         )
         self._pages[path] = (key, page)
         return page
@@ -128,9 +134,9 @@ class Assets:
 
 def versioned_page(
     html: str, modules: dict[str, str], digest_of: Callable[[str], str | None]
-) -> str:
+) -> tuple[str, str]:
     """`html` with an import map of `modules` (name → digest) and each `/static/` address of
-    its attributes versioned (one with no file stays as it is)."""
+    its attributes versioned (one with no file stays as it is); and the map's text."""
 
     def version(match: re.Match[str]) -> str:
         digest = modules.get(match[2]) or digest_of(match[2])
@@ -148,4 +154,4 @@ def versioned_page(
     html = _STATIC_ATTRIBUTE.sub(version, html)
     first = _FIRST_RESOURCE.search(html)
     at = first.start() if first else len(html)
-    return html[:at] + import_map + html[at:]
+    return html[:at] + import_map + html[at:], data

@@ -41,12 +41,6 @@ _PAGE_HEADERS = [
     # The HTML is small and unversioned: always asked again (a 304 when unchanged).
     (b"cache-control", b"no-cache"),
     (b"x-frame-options", b"DENY"),
-    (
-        b"content-security-policy",
-        # Scripts from this site only: no inline script, no other origin (the pages load
-        # theirs as modules from /static).
-        b"script-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
-    ),
     (b"referrer-policy", b"same-origin"),
 ]
 _TOKEN_PAGE_HEADERS = [
@@ -54,6 +48,20 @@ _TOKEN_PAGE_HEADERS = [
     # The token is in the address: never sent on, not even to this site's other pages.
     (b"referrer-policy", b"no-referrer"),
 ]
+
+
+def _with_policy(
+    headers: list[tuple[bytes, bytes]], page: File | None
+) -> list[tuple[bytes, bytes]]:
+    """`headers` and the page's CSP: scripts from this site only, no other origin and no
+    inline script but the page's own import map, allowed by its hash."""
+    allowed = f" {page.inline_script}" if page is not None and page.inline_script else ""
+    policy = (
+        f"script-src 'self'{allowed}; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    )
+    return [*headers, (b"content-security-policy", policy.encode("ascii"))]
+
+
 _ASSET_HEADERS = [(b"cache-control", b"no-cache")]
 """A file asked for by its plain address (or an old version's) is revalidated: a 304 costs
 one small round trip, and no old script runs against a new API."""
@@ -83,10 +91,11 @@ class WebPages:
             return
         if _PAGE.match(path):
             page = self.assets.page(self.root / "index.html")
-            await _serve(page, _PAGE_HEADERS, scope, receive, send)
+            await _serve(page, _with_policy(_PAGE_HEADERS, page), scope, receive, send)
         elif token_page := _TOKEN_PAGE.match(path):
             page = self.assets.page(self.root / _TOKEN_PAGES[token_page[1]])
-            await _serve(page, _TOKEN_PAGE_HEADERS, scope, receive, send)
+            headers = _with_policy(_TOKEN_PAGE_HEADERS, page)
+            await _serve(page, headers, scope, receive, send)
         elif path.startswith(STATIC_PREFIX):
             name = self._static_file(path[len(STATIC_PREFIX) :])
             file = None if name is None else self.assets.read(name)

@@ -1,5 +1,7 @@
 """The board's pages and files (contract §13), served beside the API without being part of it."""
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -20,6 +22,7 @@ PAGES = [
     "/projects/abc/sprints/def/report",
     "/workspaces/abc/members",
     "/account",
+    "/views/abc",
 ]
 
 
@@ -39,6 +42,21 @@ def test_the_app_and_its_deep_links_answer_the_html_with_the_sign_in_form(
     # Scripts from this site only (issue 26): an injected inline script does not run.
     assert "script-src 'self'" in response.headers["content-security-policy"].split(";")[0]
     assert api.client.head(path).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/", "/invite/abc", "/reset/abc"])
+def test_the_pages_policy_allows_their_import_map_and_no_other_inline_script(
+    api: Api, path: str
+) -> None:
+    """The import map is an inline script: the CSP names its hash (no 'unsafe-inline'),
+    so a browser runs it, and nothing else written into the page."""
+    response = api.client.get(path)
+    inline = re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", response.text, re.S)
+    assert len(inline) == 1
+    assert inline[0].startswith('{"imports":')
+    digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+    scripts = response.headers["content-security-policy"].split(";")[0].split()
+    assert scripts == ["script-src", "'self'", f"'sha256-{digest}'"]
 
 
 def test_the_html_is_the_same_with_a_session(admin: Api) -> None:

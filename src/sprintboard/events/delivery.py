@@ -73,7 +73,14 @@ class DeliveryOptions:
     batch_size: int = 50
     """Deliveries of one webhook in flight (sent concurrently) at most, per worker."""
     max_webhooks: int = 100
-    """Webhooks one claim takes deliveries of, at most."""
+    """Webhooks one claim takes deliveries of, at most: each owner's first before any
+    owner's second (`claim_due`)."""
+    owner_limit: int = 100
+    """Deliveries in flight of all the webhooks of one owner (the user who made them), at
+    most, per worker: a user's 100 slow webhooks take one share, not 100."""
+    shutdown_grace: float = 1.0
+    """Seconds a stopping worker lets its sends finish; those still out are abandoned and
+    their leases released, so any worker sends them again soon."""
     poll_interval: float = 1.0
     """Seconds a worker waits when nothing was due."""
     lease_margin: float = 30.0
@@ -102,6 +109,8 @@ class Claimed:
     """None: it could not be opened (sealed under another server key)."""
     body: bytes
     created_at: datetime
+    owner: str = ""
+    """Whose webhook it is: the user who made it (or its workspace, for one without)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,12 +160,15 @@ class Recorder:
         self.options = options
         self.in_flight: dict[str, int] = {}
         """Deliveries sent and not yet recorded, per webhook."""
+        self.owners: dict[str, int] = {}
+        """The same, per owner (`Claimed.owner`)."""
         self.recorded = asyncio.Event()
         self._outcomes: asyncio.Queue[Outcome | None] = asyncio.Queue()
 
     def start(self, client: httpx.AsyncClient, delivery: Claimed) -> "asyncio.Task[None]":
         """Sends `delivery` (counted in flight from now on) and records its outcome."""
         self.in_flight[delivery.webhook_id] = self.in_flight.get(delivery.webhook_id, 0) + 1
+        self.owners[delivery.owner] = self.owners.get(delivery.owner, 0) + 1
         return asyncio.create_task(self._send(client, delivery))
 
     async def _send(self, client: httpx.AsyncClient, delivery: Claimed) -> None:
@@ -183,11 +195,15 @@ class Recorder:
             except Exception:  # (their leases run out, and they are sent again)
                 logger.exception("could not record the outcomes of webhook deliveries")
             for outcome in outcomes:
-                webhook_id = outcome.delivery.webhook_id
-                self.in_flight[webhook_id] -= 1
-                if not self.in_flight[webhook_id]:
-                    del self.in_flight[webhook_id]
+                self.done(outcome.delivery)
             self.recorded.set()
+
+    def done(self, delivery: Claimed) -> None:
+        """`delivery` is no longer in flight."""
+        for counts, key in ((self.in_flight, delivery.webhook_id), (self.owners, delivery.owner)):
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
 
 
 async def run_worker(
@@ -206,12 +222,12 @@ async def run_worker(
     stop = stop or asyncio.Event()
     recorder = Recorder(database, options)
     wake = recorder.recorded
-    sends: set[asyncio.Task[None]] = set()
+    sends: dict[asyncio.Task[None], Claimed] = {}
     outage = 0  # (claims failed in a row: the pause between claims doubles with each)
     async with contextlib.AsyncExitStack() as stack:
         client = await stack.enter_async_context(http_client(options))
         recording = asyncio.create_task(recorder.run(), name="delivery outcomes")
-        stack.push_async_callback(_finished, sends, recorder, recording)
+        stack.push_async_callback(_finished, database, sends, recorder, recording, options)
         stack.enter_context(DELIVERIES_WRITTEN.listening(wake.set))
         if fan_out is not None:
             listener = asyncio.create_task(fan_out.listen(wake), name="delivery announcements")
@@ -227,6 +243,7 @@ async def run_worker(
                         limit=options.batch_size,
                         options=options,
                         busy=dict(recorder.in_flight),
+                        busy_owners=dict(recorder.owners),
                     )
                 )
             except Exception as error:
@@ -237,8 +254,8 @@ async def run_worker(
                 outage = 0
             for delivery in claimed:
                 task = recorder.start(client, delivery)
-                sends.add(task)
-                task.add_done_callback(sends.discard)
+                sends[task] = delivery
+                task.add_done_callback(sends.pop)
             if not claimed:
                 pause = min(options.poll_interval * 2 ** max(outage - 1, 0), MAX_OUTAGE_PAUSE)
                 await _first_of(stop, wake, timeout=pause)
@@ -262,17 +279,42 @@ def _outage(failures: int, error: Exception) -> int:
 
 
 async def _finished(
-    sends: set["asyncio.Task[None]"], recorder: Recorder, recording: "asyncio.Task[None]"
+    database: Database,
+    sends: dict["asyncio.Task[None]", Claimed],
+    recorder: Recorder,
+    recording: "asyncio.Task[None]",
+    options: DeliveryOptions,
 ) -> None:
-    """Waits for the sends in flight and records their outcomes; cancelled, cancels them
-    (their leases run out and another worker sends them again)."""
+    """Lets the sends in flight finish for `shutdown_grace` seconds and records their
+    outcomes; abandons the rest, releasing their leases so that they are sent again soon
+    (a send never answered is not lost: it is still pending). A stop under a backlog of
+    slow receivers took the whole send timeout (~95 s) before."""
     try:
         if sends:
-            await asyncio.gather(*sends, return_exceptions=True)
+            await asyncio.wait(list(sends), timeout=options.shutdown_grace)
+        abandoned = [delivery for task, delivery in list(sends.items()) if not task.done()]
+        for task in list(sends):
+            task.cancel()
+        for delivery in abandoned:
+            recorder.done(delivery)
         recorder.close()
         await recording
+        if abandoned:
+            await database.call(_release, database, [d.id for d in abandoned])
     finally:
         recording.cancel()
+
+
+def _release(database: Database, ids: list[str]) -> None:
+    """Leases given back: these deliveries were claimed but never answered (the attempt does
+    not count), and are due again now."""
+    with database.transaction() as session:
+        session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id.in_(ids), WebhookDelivery.status == PENDING)
+            .values(attempts=WebhookDelivery.attempts - 1, next_attempt_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
 
 
 async def _cancelled(task: asyncio.Task[None]) -> None:
@@ -310,9 +352,13 @@ def claim_due(
     limit: int,
     options: DeliveryOptions,
     busy: Mapping[str, int] | None = None,
+    busy_owners: Mapping[str, int] | None = None,
 ) -> list[Claimed]:
     """Claims up to `limit` due deliveries of each webhook, less those it has in flight
-    (`busy`), for up to `max_webhooks` webhooks, those waiting longest first."""
+    (`busy`), and up to `owner_limit` of each owner's webhooks together, less theirs in flight
+    (`busy_owners`), for up to `max_webhooks` webhooks: each owner's longest-waiting webhook
+    first, then each owner's second... so that one owner's many webhooks, slow or not, never
+    push another owner's out of a claim."""
     now = utcnow()
     earlier = aliased(WebhookDelivery)
     blocked = exists().where(
@@ -331,25 +377,37 @@ def claim_due(
     full = sorted(webhook_id for webhook_id, count in busy.items() if count >= limit)
     if full:
         due.append(WebhookDelivery.webhook_id.not_in(full))
+    owner = func.coalesce(Webhook.created_by, Webhook.workspace_id)
+    owners_in_flight = dict(busy_owners or {})
+    full_owners = sorted(o for o, count in owners_in_flight.items() if count >= options.owner_limit)
+    if full_owners:
+        due.append(owner.not_in(full_owners))
     with database.transaction() as session:
-        webhook_ids = session.scalars(
-            select(WebhookDelivery.webhook_id)
+        waiting = session.execute(
+            select(WebhookDelivery.webhook_id, owner, func.min(WebhookDelivery.next_attempt_at))
             .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
             .where(*due)
-            .group_by(WebhookDelivery.webhook_id)
-            .order_by(func.min(WebhookDelivery.next_attempt_at), WebhookDelivery.webhook_id)
-            .limit(options.max_webhooks)
+            .group_by(WebhookDelivery.webhook_id, owner)
         ).all()
+        webhooks = _fair_turns([(w, o, t) for w, o, t in waiting if t is not None])
         ids: list[str] = []
-        for webhook_id in webhook_ids:
-            ids += session.scalars(
+        for webhook_id, owner_of in webhooks[: options.max_webhooks]:
+            room = min(
+                limit - busy.get(webhook_id, 0),
+                options.owner_limit - owners_in_flight.get(owner_of, 0),
+            )
+            if room <= 0:
+                continue
+            taken = session.scalars(
                 select(WebhookDelivery.id)
                 .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
                 .where(WebhookDelivery.webhook_id == webhook_id, *due)
                 .order_by(WebhookDelivery.event_seq.nulls_first())
-                .limit(limit - busy.get(webhook_id, 0))
+                .limit(room)
                 .with_for_update(of=WebhookDelivery, skip_locked=True)
             ).all()
+            owners_in_flight[owner_of] = owners_in_flight.get(owner_of, 0) + len(taken)
+            ids += taken
         if not ids:
             return []
         session.execute(
@@ -366,6 +424,19 @@ def claim_due(
         return _load_claimed(session, ids, options.box)
 
 
+def _fair_turns(waiting: list[tuple[str, str, datetime]]) -> list[tuple[str, str]]:
+    """Webhooks with due deliveries (`(webhook, owner, oldest due)`) in turns: every owner's
+    longest-waiting webhook, oldest first, then every owner's second, and so on."""
+    by_owner: dict[str, list[tuple[datetime, str]]] = {}
+    for webhook_id, owner, oldest in waiting:
+        by_owner.setdefault(owner, []).append((oldest, webhook_id))
+    turns: list[tuple[int, datetime, str, str]] = []
+    for owner, webhooks in by_owner.items():
+        for turn, (oldest, webhook_id) in enumerate(sorted(webhooks)):
+            turns.append((turn, oldest, webhook_id, owner))
+    return [(webhook_id, owner) for _, _, webhook_id, owner in sorted(turns)]
+
+
 def _load_claimed(session: Session, ids: list[str], box: SecretBox | None) -> list[Claimed]:
     rows = session.execute(
         select(
@@ -379,6 +450,7 @@ def _load_claimed(session: Session, ids: list[str], box: SecretBox | None) -> li
             Webhook.secret_encrypted,
             Event.payload,
             Event.created_at,
+            func.coalesce(Webhook.created_by, Webhook.workspace_id),
         )
         .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
         .outerjoin(Event, Event.seq == WebhookDelivery.event_seq)
@@ -400,6 +472,7 @@ def _load_claimed(session: Session, ids: list[str], box: SecretBox | None) -> li
                 }
             ),
             created_at=created_at,
+            owner=owner,
         )
         for (
             delivery_id,
@@ -412,6 +485,7 @@ def _load_claimed(session: Session, ids: list[str], box: SecretBox | None) -> li
             sealed,
             payload,
             occurred,
+            owner,
         ) in rows
     ]
 
