@@ -132,7 +132,7 @@ def build_server(client_for: ClientFor, *, read_only: bool = False) -> MCPServer
         assignee_id: str | None = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
     ) -> Json:
-        """Find work items (board order, or the query's ORDER BY); the other filters AND it."""
+        """Find work items by query and/or filters (board order unless ORDER BY)."""
         filters = {
             "q": query,
             "search": text,

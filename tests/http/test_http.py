@@ -206,7 +206,7 @@ def test_openapi_documents_the_key_and_every_query_parameter(api: Api) -> None:
     assert set(parameters) == {
         "workspaceId", "projectId", "sprintId", "status", "statusCategory", "priority", "type",
         "assigneeId", "labels", "dueDate", "dueBefore", "dueAfter", "flagged", "search",
-        "updatedSince", "parentId", "ancestorId", "sort", "limit", "offset", "cursor",
+        "updatedSince", "parentId", "ancestorId", "q", "sort", "limit", "offset", "cursor",
     }  # fmt: skip
     assert all(p["in"] == "query" for p in parameters.values())
     # (`workspaceId` or `projectId`: a rule the description names, not a required parameter)
