@@ -10,7 +10,7 @@ fields, `fields.<key>`), which until then are unknown fields.
 
 import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, get_args
@@ -32,7 +32,15 @@ from sqlalchemy.sql import column as sql_column
 from sqlalchemy.sql import table as sql_table
 from sqlalchemy.sql.elements import Grouping, TextClause
 
-from sprintboard.models import Project, Sprint, WorkItem, WorkItemRelation, stored_timestamp
+from sprintboard.customfields.service import Definition
+from sprintboard.models import (
+    FieldValue,
+    Project,
+    Sprint,
+    WorkItem,
+    WorkItemRelation,
+    stored_timestamp,
+)
 from sprintboard.queries.syntax import Clause, Node, Not, Query, QueryError, Value
 from sprintboard.workflows.service import Category
 from sprintboard.workitems.fields import Priority
@@ -66,6 +74,8 @@ class Context:
     user_id: str
     now: datetime
     sqlite: bool
+    custom: Mapping[str, Definition] = field(default_factory=dict)
+    """The workspace's custom fields by key: what `fields.<key>` may name."""
     _names: int = field(default=0)
 
     def param(self, value: Any) -> Any:
@@ -99,12 +109,12 @@ the name as written and answers its compiler, or None."""
 
 def compile_query(query: Query, context: Context) -> Compiled:
     condition = None if query.where is None else _node(query.where, context)
-    return Compiled(condition, _sort(query))
+    return Compiled(condition, _sort(query, context))
 
 
 def _node(node: Node, context: Context) -> Condition:
     if isinstance(node, Clause):
-        return _field_compiler(node.field, node.field_position)(node, context)
+        return _field_compiler(node.field, node.field_position, context)(node, context)
     if isinstance(node, Not):
         return not_(_node(node.operand, context))
     operands = [_node(operand, context) for operand in node.operands]
@@ -118,17 +128,19 @@ def suggestion(name: str, names: Sequence[str]) -> str:
     return f"; did you mean {lowered[close[0]]!r}?" if close else ""
 
 
-def _field_compiler(name: str, position: int) -> FieldCompiler:
+def _field_compiler(name: str, position: int, context: Context) -> FieldCompiler:
     found = _FIELDS.get(name.lower())
     if found is not None:
         return found
+    if name.lower().startswith("fields."):
+        return _custom(_definition(name, position, context))
     for resolve in RESOLVERS:
         if (resolved := resolve(name)) is not None:
             return resolved
     raise QueryError(position, f"unknown field {name!r}{suggestion(name, FIELD_NAMES)}")
 
 
-def _sort(query: Query) -> str | None:
+def _sort(query: Query, context: Context) -> str | None:
     if not query.order:
         return None
     parts: list[str] = []
@@ -136,6 +148,8 @@ def _sort(query: Query) -> str | None:
     by_lower = {name.lower(): name for name in SORT_FIELDS}
     for key in query.order:
         name = by_lower.get(key.field.lower())
+        if name is None and key.field.lower().startswith("fields."):
+            name = f"fields.{_definition(key.field, key.position, context).key}"
         if name is None:
             raise QueryError(
                 key.position,
@@ -623,3 +637,99 @@ _FIELD_LIST: dict[str, FieldCompiler] = {
 }
 FIELD_NAMES = tuple(_FIELD_LIST)
 _FIELDS = {name.lower(): compiler for name, compiler in _FIELD_LIST.items()}
+
+
+# --- custom fields (`fields.<key>`, contract §17) ----------------------------------------------
+
+VALUES = FieldValue.__table__
+_ORDERED = ("number", "date", "select")
+"""Types whose values compare (`<`, `>=`...): a select by its options' order."""
+
+
+def _definition(name: str, position: int, context: Context) -> Definition:
+    """The custom field `fields.<key>` names (its key exactly, else in any case)."""
+    key = name.split(".", 1)[1]
+    found = context.custom.get(key)
+    if found is None:
+        by_lower = {k.lower(): d for k, d in context.custom.items()}
+        found = by_lower.get(key.lower())
+    if found is None:
+        known = [f"fields.{k}" for k in context.custom]
+        raise QueryError(position, f"unknown field {name!r}{suggestion(name, known)}")
+    return found
+
+
+def _custom_value(definition: Definition, value: Value, context: Context) -> tuple[str, Any]:
+    """The typed column a value is compared in (`work_item_field_values`) and the value as
+    that column holds it: a select's option as its rank in the field's options."""
+    name = f"fields.{definition.key}"
+    kind = definition.type
+    if kind == "user":
+        if value.kind == "function" and _function_name(value) == "currentUser":
+            return "text_value", context.user_id
+        return "text_value", _no_function(value, name)
+    word = _no_function(value, name)
+    if kind == "number":
+        try:
+            number = float(word)
+        except ValueError:
+            raise QueryError(value.position, f"{name} takes a number, not {word!r}") from None
+        return "number_value", number
+    if kind == "checkbox":
+        return "text_value", "true" if _flag(value, name) else "false"
+    if kind == "date":
+        if not _DAY.match(word):
+            raise QueryError(value.position, f"{name} takes a date (YYYY-MM-DD), not {word!r}")
+        return "text_value", word
+    if kind in ("select", "multiselect"):
+        options = {option.lower(): option for option in definition.options}
+        option = options.get(word.lower())
+        if option is None:
+            raise QueryError(
+                value.position,
+                f"{name} has no option {word!r}{suggestion(word, definition.options)}"
+                f" (one of {', '.join(definition.options)})",
+            )
+        return "text_value", option
+    return "text_value", word[:255]
+
+
+def _custom(definition: Definition) -> FieldCompiler:
+    """A custom field's clause, answered from its typed rows through their index
+    (`field_id` then value): `=`/`IN` hold any of the values (a multiselect holds any of
+    them), `!=`/`NOT IN` hold none and are set, `IS EMPTY` is unset; numbers, dates and
+    selects (by option order) compare; text and url take `~`."""
+    operators: tuple[str, ...] = (*_EQUALITIES, *_EMPTINESS)
+    if definition.type in _ORDERED:
+        operators += (">", ">=", "<", "<=")
+    if definition.type in ("text", "url"):
+        operators += ("~", "!~")
+
+    def compile_(clause: Clause, context: Context) -> Condition:
+        _refuse(clause, operators)
+        field_id = context.param(definition.id)
+        held = select(VALUES.c.item_id).where(VALUES.c.field_id == field_id)
+        is_set = WI.c.id.in_(held)
+        if clause.operator in _EMPTINESS:
+            return not_(is_set) if clause.operator == "is empty" else is_set
+        if clause.operator in ("~", "!~"):
+            word = _no_function(clause.values[0], clause.field)
+            escaped = word.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+            lower = func.unicode_lower if context.sqlite else func.lower
+            like = lower(VALUES.c.text_value).like(lower(context.param(f"%{escaped}%")), escape="!")
+            matched = WI.c.id.in_(held.where(like))
+            return and_(not_(matched), is_set) if clause.operator == "!~" else matched
+        typed = [_custom_value(definition, value, context) for value in clause.values]
+        column = typed[0][0]
+        values = [value for _, value in typed]
+        if clause.operator in ("=", "!=", "in", "not in"):
+            wanted = VALUES.c[column].in_([context.param(v) for v in values])
+            matched = WI.c.id.in_(held.where(wanted))
+            return and_(not_(matched), is_set) if clause.operator in ("!=", "not in") else matched
+        value = values[0]
+        if definition.type == "select":
+            column, value = "number_value", float(definition.options.index(value))
+        compared = _compare(VALUES.c[column], clause.operator, context.param(value))
+        return WI.c.id.in_(held.where(compared))
+
+    return compile_

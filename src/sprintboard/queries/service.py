@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from sprintboard.access import Caller
-from sprintboard.customfields.service import Definition
+from sprintboard.customfields.service import Definition, read_definitions
 from sprintboard.errors import InvalidRequest
 from sprintboard.queries.compiler import Compiled, Context, compile_query
 from sprintboard.queries.syntax import Query, QueryError, parse
@@ -31,13 +31,26 @@ def check(session: Session, *, caller: Caller, workspace_id: str, text: str, fie
 
 
 def compiled(
-    session: Session, *, caller: Caller, workspace_id: str, text: str, field: str = "q"
+    session: Session,
+    *,
+    caller: Caller,
+    workspace_id: str,
+    text: str,
+    field: str = "q",
+    custom: Mapping[str, Definition] | None = None,
 ) -> Compiled:
+    """`custom`: the workspace's custom fields, if read already (else read here when the
+    query may name one)."""
+    if custom is None:
+        custom = {}
+        if "fields." in text.lower():
+            custom = read_definitions(raw(session), workspace_id)
     context = Context(
         workspace_id=workspace_id,
         user_id=caller.user_id,
         now=datetime.now(UTC),
         sqlite=raw(session).codec.sqlite,
+        custom=custom,
     )
     try:
         return compile_query(parsed(text, field=field), context)
@@ -61,7 +74,11 @@ def list_order(
     sqlite = raw(session).codec.sqlite
     if not text:
         return None, parse_sort(sort, sqlite=sqlite, custom=custom)
-    query = compiled(session, caller=caller, workspace_id=workspace_id, text=text, field=field)
+    if custom is None and "fields." in text.lower():
+        custom = read_definitions(raw(session), workspace_id)
+    query = compiled(
+        session, caller=caller, workspace_id=workspace_id, text=text, field=field, custom=custom
+    )
     if query.sort is not None and sort is not None:
         raise InvalidRequest(
             "sort",
