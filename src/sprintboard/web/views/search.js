@@ -60,6 +60,19 @@ function actions(project) {
   ].filter(Boolean);
 }
 
+/**
+ * The query (§18) for what was typed: a key as itself, and the words through the full-text
+ * index, each a whole word but the last, which may be a word begun (`logi` finds "login").
+ */
+export function paletteQuery(text) {
+  const words = text.replace(/[^\p{L}\p{N}_-]+/gu, " ").trim().split(/\s+/).filter(Boolean);
+  const clauses = [];
+  if (words.length === 1 && /^[A-Za-z][A-Za-z0-9]*-\d+$/.test(words[0])) clauses.push(`key = "${words[0]}"`);
+  const searched = words.join(" ").replace(/-/g, " ").trim();
+  if (searched) clauses.push(`text ~ "${searched}*"`);
+  return clauses.join(" OR ");
+}
+
 /** Open the palette (the shortcut's, and the header's "Search" button's). */
 export async function openPalette() {
   const project = await projectHere().catch(() => null);
@@ -75,8 +88,9 @@ export async function openPalette() {
       const wanted = text.toLowerCase();
       const commands = actions(project).filter((a) => !wanted || a.label.toLowerCase().includes(wanted));
       if (!text) return commands.map((a) => ({ ...a, value: a }));
-      const found = (await Promise.all((await spaces).map((workspaceId) =>
-        api.get("/tasks", { workspaceId, search: text, limit: 8 })
+      const q = paletteQuery(text);
+      const found = !q ? [] : (await Promise.all((await spaces).map((workspaceId) =>
+        api.get("/tasks", { workspaceId, q, limit: 8 })
           .then(({ data }) => data.documents).catch(() => [])))).flat();
       const items = found.map((item) => ({ label: `${item.key} ${item.title}`, hint: item.status.replace(/_/g, " ").toLowerCase(), value: { item } }));
       return [...items, ...commands.map((a) => ({ ...a, value: a }))];
