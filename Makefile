@@ -23,7 +23,7 @@ run: setup
 	$(BIN)/sprintboard serve --host $(HOST) --port $(PORT)
 
 test: setup
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --cov --cov-report=term $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --durations=25 --cov --cov-report=term $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
