@@ -223,10 +223,8 @@ def _import(client: Client, args: argparse.Namespace) -> int:
             say(f"sprintboard: {args.key_map}: {error.strerror or error} (the import is done)")
             return 1
         say(f"key map: {len(keys)} keys written to {args.key_map}")
-    # (A field made for --keep-key and those the file's definitions made add up.)
-    made = {**new, **counts, "fields": new.get("fields", 0) + counts.get("fields", 0)}
-    if "fields" not in new and "fields" not in counts:
-        del made["fields"]
+    # (What was made before the rows adds to what they made: a --keep-key field, say.)
+    made = {name: new.get(name, 0) + counts.get(name, 0) for name in {**new, **counts}}
     print(f"imported {_counts(made)}{left_out}")
     return 0
 
