@@ -1,5 +1,6 @@
-// Forms the self-service pages share: a labelled control, a form in a dialog that shows the
-// server's refusal beside its button, and a link shown to copy.
+// Forms the views share: a labelled control, a text saved in place, a form in a dialog that
+// shows the server's refusal beside its button, a link shown to copy, and a redraw that keeps
+// what a person is typing.
 
 import * as api from "../api.js";
 import { h, openDialog, say } from "./dom.js";
@@ -7,6 +8,73 @@ import { h, openDialog, say } from "./dom.js";
 /** A control with its visible label (the label is its accessible name). */
 export function field(label, control) {
   return h("label", { class: "field" }, h("span", {}, label), control);
+}
+
+/** A text input (or area) that saves on blur and on Enter, only when its text changed. */
+export function savedText(input, current, save) {
+  let saved = current;
+  const commit = () => {
+    const value = input.value.trim();
+    if (value === saved || (input.required && !value)) {
+      if (!value) input.value = saved;
+      return;
+    }
+    saved = value;
+    save(value);
+  };
+  input.addEventListener("blur", commit);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && input.tagName === "INPUT") {
+      event.preventDefault();
+      commit();
+    } else if (event.key === "Escape" && input.value.trim() !== saved) {
+      event.preventDefault();
+      event.stopPropagation();
+      input.value = saved;
+    }
+  });
+  return input;
+}
+
+// The fields typed in since they were drawn and not yet saved or sent: a field outside a form
+// is saved by its own change, one in a form when the form is sent.
+const drafts = new WeakSet();
+document.addEventListener("input", (event) => drafts.add(event.target), true);
+document.addEventListener("change", (event) => { if (!event.target.form) drafts.delete(event.target); }, true);
+document.addEventListener("submit", (event) => { for (const el of event.target.elements) drafts.delete(el); }, true);
+
+const TYPED = "input, textarea, select";
+
+/** What names a field across drawings: its id, its form's name and its own, or its label. */
+function identity(element) {
+  if (element.id) return `#${element.id}`;
+  const form = element.form?.getAttribute("aria-label");
+  if (form && element.name) return `${form}/${element.name}`;
+  return element.getAttribute("aria-label");
+}
+
+/**
+ * Draws `root` anew with `draw()` and gives each field a person was typing in (and the focus)
+ * to its twin in the new drawing: a reload that lands while they type (their own comment's
+ * echo from the stream, a save of another field) must not wipe what they typed.
+ */
+export function redraw(root, draw) {
+  const active = root.contains(document.activeElement) ? document.activeElement : null;
+  const kept = [...root.querySelectorAll(TYPED)]
+    .filter((element) => (drafts.has(element) || element === active) && identity(element))
+    .map((element) => ({ name: identity(element), value: element.value, draft: drafts.has(element), focused: element === active }));
+  draw();
+  if (!kept.length) return;
+  const twins = new Map([...root.querySelectorAll(TYPED)].map((element) => [identity(element), element]));
+  for (const { name, value, draft, focused } of kept) {
+    const twin = twins.get(name);
+    if (!twin) continue;
+    if (draft) {
+      twin.value = value;
+      drafts.add(twin);
+    }
+    if (focused) twin.focus();
+  }
 }
 
 /** A `<select>` of `options` (`[value, text]` pairs or plain values), `value` chosen. */

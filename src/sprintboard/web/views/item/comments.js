@@ -5,7 +5,7 @@ import * as api from "../../api.js";
 import { h, say } from "../../lib/dom.js";
 import { formatDate, formatPoints } from "../../lib/format.js";
 import { store } from "../../store.js";
-import { field } from "./fields.js";
+import { field } from "../../lib/forms.js";
 
 export function comments(item, reload) {
   const form = h("form", { class: "stack", "aria-label": "Add a comment" },

@@ -4,7 +4,7 @@
 
 import { fill, h } from "../../lib/dom.js";
 import { renderMarkdown } from "../../lib/markdown.js";
-import { savedText } from "./fields.js";
+import { savedText } from "../../lib/forms.js";
 
 /** The description's section content; `save(body)` sends a change. */
 export function description(item, save) {

@@ -5,6 +5,7 @@
 // with no change to this file. The description has its own section (description.js).
 
 import { h } from "../../lib/dom.js";
+import { field, savedText } from "../../lib/forms.js";
 import { meta } from "../../lib/enums.js";
 import { store } from "../../store.js";
 import { customFields } from "./custom.js";
@@ -16,10 +17,6 @@ const KINDS = new Set(["text", "enum", "day", "real", "bool"]);
 
 /** The settable fields drawn from their descriptors. */
 const plainFields = () => meta.fields.filter((f) => f.settable && KINDS.has(f.kind) && !OWN.has(f.name));
-
-export function field(label, control) {
-  return h("label", { class: "field" }, h("span", {}, label), control);
-}
 
 function options(values, current, labelOf = (value) => value) {
   return values.map((value) => h("option", { value, selected: value === current }, labelOf(value)));
@@ -47,32 +44,6 @@ function valueOf(descriptor, element) {
   const text = element.value;
   if (text === "") return descriptor.nullable ? null : text;
   return descriptor.kind === "real" ? Number(text) : text;
-}
-
-/** A text input that saves on blur and on Enter, only when its text changed. */
-export function savedText(input, current, save) {
-  let saved = current;
-  const commit = () => {
-    const value = input.value.trim();
-    if (value === saved || (input.required && !value)) {
-      if (!value) input.value = saved;
-      return;
-    }
-    saved = value;
-    save(value);
-  };
-  input.addEventListener("blur", commit);
-  input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && input.tagName === "INPUT") {
-      event.preventDefault();
-      commit();
-    } else if (event.key === "Escape" && input.value.trim() !== saved) {
-      event.preventDefault();
-      event.stopPropagation();
-      input.value = saved;
-    }
-  });
-  return input;
 }
 
 /**

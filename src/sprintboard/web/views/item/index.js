@@ -5,6 +5,7 @@
 import * as api from "../../api.js";
 import { fill, h, link, openDialog, say } from "../../lib/dom.js";
 import { TYPE_ICONS } from "../../lib/enums.js";
+import { redraw, savedText } from "../../lib/forms.js";
 import { formatPoints, priorityBadge, typeBadge } from "../../lib/format.js";
 import { loadWorkflow, statusLabel } from "../../lib/statuses.js";
 import { store } from "../../store.js";
@@ -12,7 +13,7 @@ import { activity } from "./activity.js";
 import { comments, timeLogs } from "./comments.js";
 import { deleteButton } from "./delete.js";
 import { description } from "./description.js";
-import { properties, savedText } from "./fields.js";
+import { properties } from "./fields.js";
 import { parentPicker, relations, subItems } from "./relations.js";
 import { codeLinks, section } from "./sections.js";
 
@@ -63,27 +64,37 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
   let meta = null;
   let events = null;
 
-  async function load(message) {
+  // Loads overlap (a comment's own reload and the stream's echo of it): only the one begun
+  // last draws, and it says the message of any the person asked for.
+  let loads = 0;
+  let asked = null;
+
+  async function load(message, { remote = false } = {}) {
+    const mine = ++loads;
+    if (!remote && message) asked = message;
     const answer = await api.get(`/tasks/${encodeURIComponent(key)}`);
-    item = answer.data;
+    const read = answer.data;
+    if (!store.members.length || store.members[0].workspaceId !== read.workspaceId) {
+      store.members = await api.getAll(`/workspaces/${read.workspaceId}/members`, {}, 500);
+    }
+    const [custom, workflow, fieldList] = await Promise.all([
+      api.getAll(`/workspaces/${read.workspaceId}/work-item-types`, {}, 100).catch(() => []),
+      loadWorkflow(read.projectId),
+      api.get(`/workspaces/${read.workspaceId}/fields`).catch(() => ({ data: { documents: [] } })),
+    ]);
+    if (stopped || mine !== loads) return;
+    item = read;
     etag = answer.etag;
     key = item.key;
     root.dataset.projectId = item.projectId;
-    if (!store.members.length || store.members[0].workspaceId !== item.workspaceId) {
-      store.members = await api.getAll(`/workspaces/${item.workspaceId}/members`, {}, 500);
-    }
-    const [custom, workflow, fieldList] = await Promise.all([
-      api.getAll(`/workspaces/${item.workspaceId}/work-item-types`, {}, 100).catch(() => []),
-      loadWorkflow(item.projectId),
-      api.get(`/workspaces/${item.workspaceId}/fields`).catch(() => ({ data: { documents: [] } })),
-    ]);
     definitions = fieldList.data.documents;
     types = [...new Set([...types, ...custom.map((t) => t.name)])];
     statuses = workflow.statuses;
-    if (stopped) return;
     store.putItems([item]);
     if (onLoaded) await onLoaded(item);
-    render(message);
+    const said = asked || message;
+    asked = null;
+    render(said);
   }
 
   function metaLine() {
@@ -100,7 +111,7 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
       item.title, (value) => save({ title: value }));
     const kids = subItems(item, load);
     events = activity(item);
-    fill(root,
+    redraw(root, () => fill(root,
       asPage ? h("h1", { class: "sr-only" }, `${item.key} ${item.title}`) : null,
       h("div", { class: "field title-field" }, h("label", { for: title.id }, "Title"), title),
       meta,
@@ -118,7 +129,7 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
         store.items.delete(item.$id);
         onDeleted();
       })),
-    );
+    ));
     kids.load();
     events.load();
   }
@@ -178,7 +189,7 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
       notice.textContent = "This item was just changed elsewhere; saving will ask you to reload.";
       return;
     }
-    load("Updated by someone else.");
+    load("Updated by someone else.", { remote: true });
   });
 
   load().catch((error) => {

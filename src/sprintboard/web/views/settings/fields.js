@@ -1,9 +1,10 @@
 // The settings' custom fields (of the project's workspace: every project of it has them):
-// each one's name and options changed in place, deleted after a confirmation (its values go
+// each one's name and options saved in place (on Enter or leaving the field), deleted after a confirmation (its values go
 // with it), and a form to add one.
 
 import * as api from "../../api.js";
 import { h, openDialog } from "../../lib/dom.js";
+import { savedText } from "../../lib/forms.js";
 
 const TYPES = ["text", "number", "date", "select", "multiselect", "user", "url", "checkbox"];
 const WITH_OPTIONS = new Set(["select", "multiselect"]);
@@ -15,20 +16,13 @@ export function render(section, { project, fields, apply }) {
   const change = (field, body, done) => apply(() => api.patch(path(field), body), done);
 
   const rows = fields.map((field) => h("tr", { "data-field": field.key },
-    h("td", {}, h("input", {
-      value: field.name, maxlength: "64", "aria-label": `Name of ${field.key}`,
-      onchange: (event) => {
-        const name = event.target.value.trim();
-        if (name && name !== field.name) change(field, { name }, `${field.key} renamed to ${name}`);
-      },
-    })),
+    h("td", {}, savedText(h("input", { value: field.name, maxlength: "64", required: true, "aria-label": `Name of ${field.key}` }),
+      field.name, (name) => change(field, { name }, `${field.key} renamed to ${name}`))),
     h("td", {}, h("code", {}, field.key)),
     h("td", {}, field.type),
     h("td", {}, WITH_OPTIONS.has(field.type)
-      ? h("input", {
-        value: field.options.join(", "), "aria-label": `Options of ${field.name}`,
-        onchange: (event) => change(field, { options: listed(event.target.value) }, `${field.name}: options saved`),
-      })
+      ? savedText(h("input", { value: field.options.join(", "), "aria-label": `Options of ${field.name}` }),
+        field.options.join(", "), (text) => change(field, { options: listed(text) }, `${field.name}: options saved`))
       : "—"),
     h("td", { class: "actions" }, h("button", { type: "button", class: "ghost",
       "aria-label": `Delete ${field.name}`, onclick: () => confirmDelete(field) }, "Delete"))));

@@ -3,6 +3,7 @@
 
 import * as api from "../../api.js";
 import { fill, h, say } from "../../lib/dom.js";
+import { redraw } from "../../lib/forms.js";
 import { loadWorkflow } from "../../lib/statuses.js";
 import * as fieldsPart from "./fields.js";
 import * as rulesPart from "./rules.js";
@@ -34,15 +35,21 @@ export async function mount(root, { projectId, setNav }) {
     return true;
   }
 
+  // Changes made back to back each read the settings again: only the read begun last draws
+  // (an earlier one answering later would draw the state before the later change), and a
+  // drawing keeps what is being typed in it.
+  let reads = 0;
   async function refresh() {
+    const mine = ++reads;
     const [workflow, fieldList] = await Promise.all([
       loadWorkflow(project.$id),
       api.get(`/workspaces/${encodeURIComponent(project.workspaceId)}/fields`),
     ]);
+    if (mine !== reads) return;
     const props = { project, workflow, apply, fields: fieldList.data.documents };
-    statusesPart.render(statuses, props);
-    rulesPart.render(rules, props);
-    fieldsPart.render(fields, props);
+    for (const [section, part] of [[statuses, statusesPart], [rules, rulesPart], [fields, fieldsPart]]) {
+      redraw(section, () => part.render(section, props));
+    }
   }
 
   await refresh();
