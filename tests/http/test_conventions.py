@@ -246,3 +246,17 @@ def test_every_required_string_of_every_body_says_it_is_not_blank(api: Api) -> N
         and "format" not in node
     ]
     assert unstated == []
+
+
+def test_a_create_body_documents_that_it_needs_a_name_or_a_title(admin: Api) -> None:
+    document = admin.get("/api/v1/openapi.json").json()
+    create = document["components"]["schemas"]["TaskCreate"]
+    assert [branch["required"] for branch in create["anyOf"]] == [["name"], ["title"]]
+    # Each branch is what the server takes, and neither (a null one counts as not given) is
+    # what it refuses.
+    workspace = make_workspace(admin)
+    project = make_project(admin, workspace["$id"], key="PR")
+    where = {"workspaceId": workspace["$id"], "projectId": project["$id"]}
+    for body in ({"name": "By name"}, {"title": "By title"}):
+        assert admin.post("/api/v1/tasks", json={**where, **body}).status_code == 201
+    refused(admin.post("/api/v1/tasks", json={**where, "name": None}), "name", "required")

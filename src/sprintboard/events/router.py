@@ -1,5 +1,5 @@
 from functools import partial
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import Body, Path, Query, Request
 from pydantic import Field
@@ -18,6 +18,7 @@ from sprintboard.events import feed, notifications, stream, webhooks
 from sprintboard.events.schemas import (
     ActivityRead,
     DeliveryRead,
+    DeliveryStatus,
     EventRead,
     NoFields,
     NotificationRead,
@@ -371,7 +372,7 @@ async def list_deliveries(
     session: SessionDep,
     caller: CallerDep,
     page: PageDep,
-    status: Annotated[Literal["PENDING", "DELIVERED", "FAILED"] | None, Query()] = None,
+    status: Annotated[DeliveryStatus | None, Query()] = None,
 ) -> Response:
     """Most recent event first: status, attempts, the last response status and error."""
     webhook, _ = access_webhook(session, caller, webhook_id)  # (reading needs membership only)

@@ -5,6 +5,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticCustomError
+from typing_extensions import TypeAliasType
 
 from sprintboard.events.service import EVENT_TYPES
 from sprintboard.schemas import RequestModel, Timestamps, at_most
@@ -27,6 +28,12 @@ EventType = Literal[
     "link.updated",
 ]
 """The types `events.service.EVENT_TYPES` lists (a test keeps the two equal)."""
+
+# Named (a component of the document, not an inline enum): a client generated from it gets
+# one `DeliveryStatus` type, not a `...StatusType0` for each place that may be null.
+DeliveryStatus = TypeAliasType("DeliveryStatus", Literal["PENDING", "DELIVERED", "FAILED"])
+DeliveryEventType = TypeAliasType("DeliveryEventType", Literal[EventType, "ping"])
+"""An event's type, or `ping` for a delivery `POST /webhooks/{id}/ping` asked for."""
 
 
 HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\[\]\s\u0000]+(:[0-9]{1,5})?([/?#][^\s\u0000]*)?$"
@@ -103,9 +110,9 @@ class DeliveryRead(Timestamps):
     id: str = Field(alias="$id", description="The `webhook-id` header, the same on every attempt.")
     webhook_id: str = Field(alias="webhookId")
     event_id: str = Field(alias="eventId")
-    event_type: EventType | Literal["ping"] = Field(alias="eventType")
+    event_type: DeliveryEventType = Field(alias="eventType")
     subject_id: str = Field(alias="subjectId")
-    status: Literal["PENDING", "DELIVERED", "FAILED"]
+    status: DeliveryStatus
     attempts: int
     next_attempt_at: str | None = Field(alias="nextAttemptAt")
     last_attempt_at: str | None = Field(alias="lastAttemptAt")
@@ -127,6 +134,17 @@ class EventRead(Timestamps):
     )
 
 
+class Change(BaseModel):
+    """One field's values before and after a change."""
+
+    from_: Any = Field(alias="from")
+    to: Any
+
+
+Changes = TypeAliasType("Changes", dict[str, Change])
+"""`{field: {from, to}}`; a custom field's is named `fields.<key>`."""
+
+
 class Actor(BaseModel):
     id: str = Field(alias="$id")
     name: str
@@ -135,7 +153,7 @@ class Actor(BaseModel):
 
 class ActivityRead(EventRead):
     actor: Actor | None
-    changes: dict[str, Any] | None = Field(description="`{field: {from, to}}` on updates.")
+    changes: Changes | None = Field(description="`{field: {from, to}}` on updates.")
 
 
 class NotificationRead(Timestamps):
@@ -147,7 +165,7 @@ class NotificationRead(Timestamps):
     work_item_key: str = Field(alias="workItemKey")
     work_item_title: str = Field(alias="workItemTitle")
     actor_id: str | None = Field(alias="actorId")
-    changes: dict[str, Any]
+    changes: Changes
     read: bool
 
 

@@ -3,6 +3,7 @@
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypeAliasType
 
 from sprintboard.schemas import Name, RequestModel, Timestamps
 from sprintboard.workflows.service import NAME_PATTERN
@@ -70,6 +71,9 @@ class HookAnswer(BaseModel):
     duplicate: bool = Field(description="`true` for a delivery id seen before: nothing changed.")
 
 
+PullRequestState = TypeAliasType("PullRequestState", Literal["open", "merged", "closed"])
+
+
 class LinkRead(Timestamps):
     id: str = Field(alias="$id")
     provider: Provider
@@ -78,7 +82,7 @@ class LinkRead(Timestamps):
     title: str | None
     number: int | None = Field(description="The pull request's number (GitLab's `iid`).")
     sha: str | None = Field(description="The commit's sha.")
-    state: Literal["open", "merged", "closed"] | None = Field(
+    state: PullRequestState | None = Field(
         description="A pull request's state, kept current; `null` for a commit."
     )
     author: str | None

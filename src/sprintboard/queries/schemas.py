@@ -3,6 +3,7 @@
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from sprintboard.models import SavedView
 from sprintboard.responses import iso
@@ -26,7 +27,7 @@ QueryText = Annotated[
     ),
     at_most(4_000),
 ]
-Layout = Literal["list", "board"]
+Layout = TypeAliasType("Layout", Literal["list", "board"])
 GroupBy = Annotated[
     str,
     Field(

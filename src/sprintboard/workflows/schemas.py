@@ -2,6 +2,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
+from typing_extensions import TypeAliasType
 
 from sprintboard.schemas import QueryModel, RequestModel, at_most
 from sprintboard.workflows.service import NAME_PATTERN, Category
@@ -67,7 +68,7 @@ class StatusDeleteQuery(QueryModel):
     )
 
 
-Transitions = dict[StatusName, list[StatusName]]
+Transitions = TypeAliasType("Transitions", dict[StatusName, list[StatusName]])
 
 
 class WorkflowRead(BaseModel):

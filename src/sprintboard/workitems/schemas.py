@@ -82,8 +82,21 @@ def _model_field(f: fields.ItemField, role: Role) -> tuple[Any, Any]:
     return value, Field(default, alias=alias, description=f.description)
 
 
+def _named_by_name_or_title(schema: dict[str, Any]) -> None:
+    """A create body's schema: a body's string rules, and a title given as `name` or
+    `title` (a null one counts as not given)."""
+    for node in schema.get("properties", {}).values():
+        state_string_rules_of(node)
+    schema["anyOf"] = [
+        {"required": [name], "properties": {name: {"type": "string"}}} for name in ("name", "title")
+    ]
+
+
 @_with_fields("create")
 class TaskCreate(RequestModel):
+    # One of the two is required (the document says so with `anyOf`); both must agree.
+    model_config = ConfigDict(json_schema_extra=_named_by_name_or_title)
+
     name: Name | None = Field(None, description="The title (`title` is accepted too).")
     title: Name | None = None
     workspace_id: Ref = Field(alias="workspaceId")
