@@ -1,6 +1,7 @@
 """The item's custom fields on the board (§17, §22): each a control labelled with the field's
 name, edited by type, saved in place as each is changed."""
 
+import re
 import time
 
 from playwright.sync_api import Page, expect
@@ -38,6 +39,11 @@ def test_custom_fields_are_edited_in_the_item(page: Page, board: Board) -> None:
         time.sleep(0.2)
     assert board.item(key)["fields"] == wanted
     expect(drawer.locator(".notice")).to_have_text("Saved.")
+    # The card behind the drawer shows the values too, in the workspace's order, and says them.
+    drawer.get_by_role("button", name="Close").click()
+    card = page.locator(f"li.card[data-key='{key}']")
+    expect(card.locator(".custom")).to_have_text(["Severity: High", "Estimate: 2.5", "Reviewed"])
+    expect(card).to_have_attribute("aria-label", re.compile(r"Severity: High, Estimate: 2\.5, Reviewed$"))
 
 
 def test_the_settings_page_adds_renames_and_deletes_fields(page: Page, board: Board) -> None:

@@ -13,6 +13,9 @@ export function itemPages(project, sprint) {
   return { query, pages };
 }
 
+/** Where a workspace's custom fields are read (the board's cards show their values). */
+export const fieldsPath = (workspaceId) => `/workspaces/${encodeURIComponent(workspaceId)}/fields`;
+
 /** The read of a workspace's members that `loadProjectContext` makes (one page of 500). */
 const membersRead = (workspaceId) => [`/workspaces/${workspaceId}/members`, { limit: 500, offset: 0 }];
 
@@ -27,6 +30,7 @@ export function prefetchProject(projectId, { board = false } = {}) {
   const sprints = api.prefetch("/sprints", { projectId, limit: 500, offset: 0 });
   project.then((read) => { if (read) api.prefetch(...membersRead(read.data.workspaceId)); });
   if (!board) return;
+  project.then((read) => { if (read) api.prefetch(fieldsPath(read.data.workspaceId)); });
   Promise.all([project, sprints]).then(([read, list]) => {
     const active = read && list && list.data.documents.find((s) => s.status === "ACTIVE");
     if (!active) return;

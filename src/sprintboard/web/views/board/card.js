@@ -1,19 +1,38 @@
-// A card: small DOM, an accessible name that says all it shows, and its place in its list set
-// by a transform. Cards are kept by item id and drawn again only when what they show changes.
+// A card: small DOM, an accessible name that says all it shows (the first custom fields with
+// a value included), and its place in its list set by a transform. Cards are kept by item id
+// and drawn again only when what they show changes.
 
 import { h } from "../../lib/dom.js";
 import { formatPoints, initials, priorityBadge, typeBadge } from "../../lib/format.js";
 import { offsetOf } from "../../lib/windowing.js";
 import { store } from "../../store.js";
 
-function card(item, parent) {
+// At most this many custom fields show on a card: the first (in the workspace's order) that
+// the item has a value of.
+const CARD_FIELDS = 3;
+
+/** A value of custom field `definition` as a card shows it, or null for none. */
+function fieldText(definition, value) {
+  if (value === undefined || value === null || value === false || (Array.isArray(value) && !value.length)) return null;
+  if (definition.type === "checkbox") return definition.name;
+  const shown = definition.type === "user" ? store.memberName(value) : Array.isArray(value) ? value.join(", ") : String(value);
+  return `${definition.name}: ${shown}`;
+}
+
+/** The texts of the custom fields `item` shows, from `definitions` (the workspace's). */
+function fieldTexts(item, definitions) {
+  const values = item.fields || {};
+  return definitions.map((d) => fieldText(d, values[d.key])).filter(Boolean).slice(0, CARD_FIELDS);
+}
+
+function card(item, parent, custom) {
   const names = item.assigneeIds.map((id) => store.memberName(id));
   const summary = [
     `${item.key}: ${item.title}`, item.type.toLowerCase(), `${item.priority.toLowerCase()} priority`,
     item.storyPoints === null ? null : `${formatPoints(item.storyPoints)} points`,
     names.length ? `assigned to ${names.join(", ")}` : "unassigned",
     item.flagged ? "flagged" : null, item.blocked ? "blocked" : null,
-    parent ? `epic ${parent.key}` : null,
+    parent ? `epic ${parent.key}` : null, ...custom,
   ].filter(Boolean).join(", ");
   return h("li", {
     class: `card${item.flagged ? " flagged" : ""}`, tabindex: "0", draggable: "true",
@@ -28,24 +47,30 @@ function card(item, parent) {
     item.flagged ? h("span", { class: "flag" }, "⚑ flagged") : null,
     item.blocked ? h("span", { class: "blocked" }, "⛔ blocked") : null,
     parent ? h("span", { class: "epic", title: parent.title }, `↑ ${parent.key}`) : null,
+    custom.map((text) => h("span", { class: "custom", title: text }, text)),
     item.labels.map((label) => h("span", { class: "label" }, label)),
     h("span", { class: "assignees" }, names.map((name) => h("span", { class: "avatar", title: name }, initials(name))))));
 }
 
-/** The cards drawn, by item id, with what they show; `parents` are the board's. */
-export function createCards(parents) {
+/**
+ * The cards drawn, by item id, with what they show; `parents` are the board's, `definitions()`
+ * its workspace's custom fields.
+ */
+export function createCards(parents, definitions) {
   const drawn = new Map();
 
   /** The card of `item`, the `index`th of `count` in its list, put at its place there. */
   function at(item, index, count) {
     const parent = item.parentId ? parents.get(item.parentId) : null;
+    const custom = fieldTexts(item, definitions());
     const shows = [
       item.key, item.title, item.type, item.priority, item.storyPoints, item.flagged, item.blocked,
       item.assigneeIds.join(), item.labels.join("\u0001"), parent ? `${parent.key}\u0001${parent.title}` : "",
+      custom.join("\u0001"),
     ].join("\u0002");
     let known = drawn.get(item.$id);
     if (!known || known.shows !== shows) {
-      known = { shows, element: card(item, parent), index: -1, count: -1 };
+      known = { shows, element: card(item, parent, custom), index: -1, count: -1 };
       drawn.set(item.$id, known);
     }
     const { element } = known;

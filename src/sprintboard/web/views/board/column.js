@@ -14,7 +14,7 @@ import { laneOf, laneOrder, laneTitle, NONE, readParents } from "./lanes.js";
 
 /** Draw `board`'s columns into `columns`; `onParentsRead()` runs when new epics were read. */
 export function mount(columns, { board, onParentsRead }) {
-  const cards = createCards(board.parents);
+  const cards = createCards(board.parents, () => board.fields);
   // By `${lane} ${status}`.
   const lists = new Map();
   let layout = "";

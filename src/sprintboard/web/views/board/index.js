@@ -6,7 +6,7 @@
 
 import * as api from "../../api.js";
 import { fill, h } from "../../lib/dom.js";
-import { itemPages, loadProjectContext } from "../../lib/project.js";
+import { fieldsPath, itemPages, loadProjectContext } from "../../lib/project.js";
 import { loadWorkflow, mayMove } from "../../lib/statuses.js";
 import { CARD_HEIGHT } from "../../lib/windowing.js";
 import { store } from "../../store.js";
@@ -36,6 +36,8 @@ export async function mount(root, { projectId, setNav, openItem }) {
     lanesBy: "",
     // Epics by id, as cards and lanes name them.
     parents: new Map(),
+    /** The workspace's custom fields: their values show on the cards. */
+    fields: [],
     items: () => (board.sprint
       ? [...store.items.values()].filter((i) => i.sprintId === board.sprint.$id && i.projectId === project.$id) : []),
   };
@@ -47,7 +49,11 @@ export async function mount(root, { projectId, setNav, openItem }) {
     const items = await api.getAll("/tasks", query, 500, pages * 500);
     store.putItems(items, { silent: true });
   }
-  await Promise.all([members, loadItems()]);
+  // Read again with the statuses (below): a field added in the settings shows once the board
+  // is back in view.
+  const loadFields = () => api.get(fieldsPath(project.workspaceId))
+    .then(({ data }) => { board.fields = data.documents; }, () => {});
+  await Promise.all([members, loadItems(), loadFields()]);
 
   const header = h("section", { class: "sprint-header", "aria-label": "Sprint" });
   const toolbar = h("form", { class: "filters", role: "search", "aria-label": "Filter cards", onsubmit: (e) => e.preventDefault() });
@@ -98,7 +104,7 @@ export async function mount(root, { projectId, setNav, openItem }) {
   // view (after a change in the settings, say) and when an item takes an unknown one.
   let reading = null;
   function reloadWorkflow() {
-    reading ||= loadWorkflow(project.$id).then((read) => {
+    reading ||= Promise.all([loadWorkflow(project.$id), loadFields()]).then(([read]) => {
       board.workflow = read;
       columnsView.render();
     }, () => {}).finally(() => { reading = null; });
