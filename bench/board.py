@@ -41,6 +41,11 @@ CHROMIUM = "/usr/bin/chromium"
 CARDS = 1_000
 BACKLOG = 10_000
 BOARD_STATUSES = ["TODO", "IN_PROGRESS", "IN_REVIEW", "DONE", "BACKLOG"]
+CARD_FIELDS = [
+    {"key": "severity", "name": "Severity", "type": "select", "options": ["Low", "High"]},
+    {"key": "estimate", "name": "Estimate", "type": "number"},
+]
+CARD_VALUES = {"severity": "High", "estimate": 3}
 
 # In every page of the run: a card's arrival in a column, seen by a MutationObserver, then a
 # frame drawn (requestAnimationFrame, then a task: the frame's paint has been done by then).
@@ -103,9 +108,14 @@ class Wall:
 
 def seed_wall(api: Api, database_url: str, seeded: Seeded) -> Wall:
     """A workspace of its own with a project WALL: an ACTIVE sprint of 1,000 cards over the
-    five statuses and 10,000 backlog items, copies of rows the API wrote (`seed_by_copy`)."""
+    five statuses and 10,000 backlog items, copies of rows the API wrote (`seed_by_copy`).
+    Each card shows two custom fields (issue 27): their values are written to the column
+    items are read from (the typed values' table, which only filters and sorts read, is left
+    empty)."""
     workspace = api.call("POST", "/workspaces", {"name": "Bench wall"}, expect=201)
     ws = workspace["$id"]
+    for definition in CARD_FIELDS:
+        api.call("POST", f"/workspaces/{ws}/fields", definition, expect=201)
     project = api.call(
         "POST", f"/workspaces/{ws}/projects", {"name": "Bench wall", "key": "WALL"}, expect=201
     )
@@ -138,6 +148,7 @@ def seed_wall(api: Api, database_url: str, seeded: Seeded) -> Wall:
                 .values(
                     sprint_id=case((in_sprint, sprint), else_=None),
                     status=case((in_sprint, by_number), else_="BACKLOG"),
+                    custom_fields=CARD_VALUES,
                 )
             )
     finally:
