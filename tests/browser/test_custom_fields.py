@@ -43,7 +43,8 @@ def test_custom_fields_are_edited_in_the_item(page: Page, board: Board) -> None:
     drawer.get_by_role("button", name="Close").click()
     card = page.locator(f"li.card[data-key='{key}']")
     expect(card.locator(".custom")).to_have_text(["Severity: High", "Estimate: 2.5", "Reviewed"])
-    expect(card).to_have_attribute("aria-label", re.compile(r"Severity: High, Estimate: 2\.5, Reviewed$"))
+    said = re.compile(r"Severity: High, Estimate: 2\.5, Reviewed$")
+    expect(card).to_have_attribute("aria-label", said)
 
 
 def test_the_settings_page_adds_renames_and_deletes_fields(page: Page, board: Board) -> None:

@@ -5,7 +5,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Board, open_signed_in
+from tests.browser.conftest import Board, open_signed_in, screenshot
 from tests.browser.test_items import admin_key_of, open_drawer
 
 HOSTILE = """**bold** and *words*
@@ -102,3 +102,4 @@ def test_activity_reads_in_words(page: Page, board: Board) -> None:
     expect(activity).to_contain_text("Ada Admin commented: “Looks good” · just now")
     expect(activity).to_contain_text("Ada Admin created this")
     expect(activity).not_to_contain_text("task.updated")
+    screenshot(page, "item.png")

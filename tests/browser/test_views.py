@@ -2,7 +2,7 @@
 
 from playwright.sync_api import Dialog, Page, expect
 
-from tests.browser.conftest import Board, open_signed_in
+from tests.browser.conftest import Board, open_signed_in, screenshot
 
 
 def test_the_board_narrows_by_a_query_and_saves_it_as_a_view(
@@ -40,6 +40,7 @@ def test_the_board_narrows_by_a_query_and_saves_it_as_a_view(
     ).to_be_visible()
     page.reload()  # (a deep link)
     expect(page.get_by_role("heading", name="Hot items")).to_be_visible()
+    screenshot(page, "view.png")
 
 
 def test_the_backlog_takes_a_query_and_a_list_view_shows_it(

@@ -8,7 +8,7 @@ from typing import Any
 
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.conftest import Board, open_signed_in, serious_violations
+from tests.browser.conftest import Board, open_signed_in, screenshot, serious_violations
 from tests.browser.test_board import board_path, card, column
 
 QA = {"name": "READY_FOR_QA", "category": "IN_PROGRESS", "label": "Ready for QA"}
@@ -129,6 +129,7 @@ def test_the_settings_page_adds_a_status_and_sets_rules(page: Page, board: Board
         rule.get_by_label(other, exact=True).uncheck()
     page.get_by_role("button", name="Save rules").click()
     expect(page.locator("#toast")).to_contain_text("Transition rules saved")
+    screenshot(page, "settings.png")
     workflow = board.api.get(f"/projects/{board.project['$id']}/workflow").json()["data"]
     assert workflow == {"transitions": {"TODO": ["IN_PROGRESS"]}}
     page.get_by_role("link", name="Board", exact=True).click()
