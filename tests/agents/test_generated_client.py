@@ -79,6 +79,7 @@ def test_a_generated_client_runs_a_sprint(
     create_project = module("api.projects.create_project")
     create_task = module("api.work_items.create_task")
     update_task = module("api.work_items.update_task")
+    bulk_update_tasks = module("api.work_items.bulk_update_tasks")
     list_tasks = module("api.work_items.list_tasks")
     create_sprint = module("api.sprints.create_sprint")
     update_sprint = module("api.sprints.update_sprint")
@@ -102,6 +103,10 @@ def test_a_generated_client_runs_a_sprint(
         ).data
         assert created.key == f"GEN-{n + 1}"
     update_task.sync("GEN-2", client=client, body=models.TaskUpdate(status="DONE"))
+    # A bulk update's entries are typed (a `oneOf` once made them `Any`).
+    entries = [models.BulkEntry(key="GEN-3", labels=["generated"])]
+    changed = bulk_update_tasks.sync(client=client, body=models.BulkUpdate(tasks=entries)).data
+    assert [(item.key, item.labels) for item in changed.documents] == [("GEN-3", ["generated"])]
 
     seen: list[str] = []
     cursor = None

@@ -69,7 +69,7 @@ def test_a_revoked_key_ends_the_session_on_the_open_board(
         f"/workspaces/{board.workspace['$id']}/members", json={"userId": cy["$id"]}
     ).raise_for_status()
     open_signed_in(page, made["key"], f"/projects/{board.project['$id']}/board")
-    page.wait_for_function("document.body.dataset.live === 'stream'")
+    expect(page.locator("body[data-live=stream]")).to_be_attached()
     httpx.delete(
         f"{base_url}/api/v1/keys/{made['$id']}",
         headers={"Authorization": f"Bearer {made['key']}"},

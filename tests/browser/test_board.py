@@ -110,8 +110,8 @@ def test_another_person_sees_a_move_within_seconds(
         sign_in(mover, admin_key, board_path(board))
         sign_in(watcher, admin_key, board_path(board))
         expect(column(watcher, "TODO").locator(f'[data-key="{key}"]')).to_be_visible()
-        mover.wait_for_function("document.body.dataset.live")
-        watcher.wait_for_function("document.body.dataset.live")
+        expect(mover.locator("body[data-live]")).to_be_attached()
+        expect(watcher.locator("body[data-live]")).to_be_attached()
         # Over the event stream (contract §12), not the feed the board polls without one.
         assert watcher.evaluate("document.body.dataset.live") == "stream"
         card(mover, key).drag_to(column(mover, "IN_PROGRESS").locator(".cards"))
@@ -215,7 +215,7 @@ def test_quick_moves_never_jump_back_on_their_own_echo(
 ) -> None:
     key = board.items["Write the login page"]["key"]
     open_signed_in(page, admin_key, board_path(board))
-    page.wait_for_function("document.body.dataset.live === 'stream'")
+    expect(page.locator("body[data-live=stream]")).to_be_attached()
     # Every column the card is drawn in, in order, as the board redraws.
     page.evaluate(
         """key => {

@@ -95,7 +95,7 @@ def fits(page: Page, axe: Path, *, header: bool = True) -> None:
 
 def test_the_sign_in_page_fits(page: Page, axe: Path) -> None:
     page.goto("/")
-    page.wait_for_function("document.body.dataset.ready")
+    expect(page.locator("body[data-ready]")).to_be_attached()
     fits(page, axe)
 
 

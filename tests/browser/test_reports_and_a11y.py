@@ -77,7 +77,7 @@ def test_no_serious_accessibility_violations(
     page: Page, board: Board, admin_key: str, axe: Path
 ) -> None:
     page.goto("/")
-    page.wait_for_function("document.body.dataset.ready")
+    expect(page.locator("body[data-ready]")).to_be_attached()
     assert serious_violations(page, axe) == []
     open_signed_in(page, admin_key, f"/projects/{board.project['$id']}/board")
     expect(page.locator(".card")).to_have_count(4)

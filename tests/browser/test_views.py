@@ -33,10 +33,10 @@ def test_the_board_narrows_by_a_query_and_saves_it_as_a_view(
     bar.get_by_role("button", name="Save as view").click()
     expect(page.get_by_role("heading", name="Hot items")).to_be_visible()
     assert page.url.split("/views/")[1]
-    todo = page.get_by_role("region", name="TODO")
+    todo = page.get_by_role("region", name="Todo")
     expect(todo.locator(f'[data-key="{crash}"]')).to_be_visible()
     expect(
-        page.get_by_role("region", name="IN_PROGRESS").locator(f'[data-key="{schema}"]')
+        page.get_by_role("region", name="In progress").locator(f'[data-key="{schema}"]')
     ).to_be_visible()
     page.reload()  # (a deep link)
     expect(page.get_by_role("heading", name="Hot items")).to_be_visible()

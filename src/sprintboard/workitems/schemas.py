@@ -83,18 +83,26 @@ def _model_field(f: fields.ItemField, role: Role) -> tuple[Any, Any]:
 
 
 def _named_by_name_or_title(schema: dict[str, Any]) -> None:
-    """A create body's schema: a body's string rules, and a title given as `name` or
-    `title` (a null one counts as not given)."""
+    """A create body's schema: a body's string rules, and a title: `name`, else `title` (both
+    are taken when equal; a null one is not given)."""
     for node in schema.get("properties", {}).values():
         state_string_rules_of(node)
-    schema["anyOf"] = [
-        {"required": [name], "properties": {name: {"type": "string"}}} for name in ("name", "title")
-    ]
+    schema.update(_one_of("name", "title", both=True))
+
+
+def _one_of(first: str, second: str, *, both: bool) -> dict[str, Any]:
+    """`first` or `second` required (and, unless `both`, not the two together), said with
+    `if`/`then`/`else`: generated clients read a top-level `oneOf` or `anyOf` as a union of
+    anonymous models, and the body's own model is lost (`Any`)."""
+    said: dict[str, Any] = {"if": {"required": [first]}, "else": {"required": [second]}}
+    if not both:
+        said["then"] = {"not": {"required": [second]}}
+    return said
 
 
 @_with_fields("create")
 class TaskCreate(RequestModel):
-    # One of the two is required (the document says so with `anyOf`); both must agree.
+    # One of the two is required (the document says so with `if`/`else`); both must agree.
     model_config = ConfigDict(json_schema_extra=_named_by_name_or_title)
 
     name: Name | None = Field(None, description="The title (`title` is accepted too).")
@@ -126,7 +134,7 @@ def _named_by_id_or_key(schema: dict[str, Any]) -> None:
     `json_schema_extra` replaces), and one of `$id` and `key`."""
     for node in schema.get("properties", {}).values():
         state_string_rules_of(node)
-    schema["oneOf"] = [{"required": ["$id"]}, {"required": ["key"]}]
+    schema.update(_one_of("$id", "key", both=False))
 
 
 @_with_fields("update")
@@ -153,7 +161,7 @@ class TaskUpdate(RequestModel):
 class BulkEntry(TaskUpdate):
     """One item of a bulk update, named by `$id` or `key`, with any field PATCH takes."""
 
-    # Exactly one of the two names the item (the document says so with `oneOf`); an
+    # Exactly one of the two names the item (the document says so with `if`/`then`/`else`); an
     # explicit null is refused, as for PATCH's fields.
     model_config = ConfigDict(json_schema_extra=_named_by_id_or_key)
 
