@@ -228,8 +228,10 @@ class BoardBench:
                 browser.close()
 
     def signed_in_page(self, browser: Any) -> Any:
+        # The CSP is bypassed: the waits below poll a predicate Playwright compiles with
+        # `new Function`, which the pages' `script-src` refuses (nothing measured uses it).
         context = browser.new_context(
-            base_url=self.api.base_url, viewport={"width": 1280, "height": 800}
+            base_url=self.api.base_url, viewport={"width": 1280, "height": 800}, bypass_csp=True
         )
         context.set_default_timeout(30_000)
         context.add_init_script(WATCH)
