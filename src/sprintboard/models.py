@@ -454,21 +454,28 @@ _SORTED_BY: dict[str, list[str]] = {
 expressions), empty values last; each field's last expression takes the direction."""
 
 
-def _sort_index(field: str, descending: bool) -> Index:
+def _sort_index(field: str, descending: bool, scope: str) -> Index:
     *first, last = _SORTED_BY[field]
     columns = [*first, f"{last} DESC" if descending else last]
+    prefix = "ix_work_items_sort" if scope == "project_id" else "ix_work_items_wsort"
     return Index(
-        f"ix_work_items_sort_{field}_{'desc' if descending else 'asc'}",
-        "project_id",
+        f"{prefix}_{field}_{'desc' if descending else 'asc'}",
+        scope,
         *(text(column) for column in columns),
         "position",
         "id",
     )
 
 
-SORT_INDEXES = tuple(_sort_index(f, d) for f in _SORTED_BY for d in (False, True))
-"""`sort=` on a project's list reads its page in one of these indexes' order (ties by
-`position, id` ascending either way, so each direction has its own)."""
+SORT_INDEXES = tuple(
+    _sort_index(f, d, scope)
+    for scope in ("project_id", "workspace_id")
+    for f in _SORTED_BY
+    for d in (False, True)
+)
+"""`sort=` on a project's list (migration 0019), or on a workspace's (a query, a saved view;
+migration 0020), reads its page in one of these indexes' order (ties by `position, id`
+ascending either way, so each direction has its own)."""
 
 FILTER_INDEXES = (
     *(
@@ -492,6 +499,29 @@ FILTER_INDEXES = (
 `LIKE '%word%'` (trigrams, where `pg_trgm` is available)."""
 for _index in FILTER_INDEXES:
     _index.ddl_if(dialect="postgresql")
+
+RARE_INDEXES = (
+    Index("ix_work_items_type", "workspace_id", "type", "position", "id"),
+    Index(
+        "ix_work_items_flagged",
+        "workspace_id",
+        "position",
+        "id",
+        postgresql_where=text("flagged"),
+        sqlite_where=text("flagged"),
+    ),
+    Index(
+        "ix_work_items_unassigned",
+        "workspace_id",
+        "position",
+        "id",
+        postgresql_where=text("jsonb_array_length(assignee_ids) = 0"),
+        sqlite_where=text("json_array_length(assignee_ids) = 0"),
+    ),
+)
+"""A workspace's items of a type, flagged, or with no assignee, in board order (migration
+0020): filters that match few items (`type = BUG`, `flagged = true`, `assignee IS EMPTY`)
+read their page, and count their total, from these, not by walking the workspace."""
 
 
 class WorkItem(Timestamped, Base):
@@ -523,6 +553,7 @@ class WorkItem(Timestamped, Base):
         ),
         *SORT_INDEXES,
         *FILTER_INDEXES,
+        *RARE_INDEXES,
         {"postgresql_with": {"fillfactor": 85}},
     )
 

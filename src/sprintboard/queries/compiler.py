@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, get_args
 
+import orjson
 from sqlalchemy import (
     ColumnElement,
     and_,
@@ -369,8 +370,11 @@ def _contains(column: str, values: Sequence[Any], context: Context) -> Condition
     if context.sqlite:
         sql = f"EXISTS (SELECT 1 FROM json_each(wi.{column}) WHERE value IN :{name})"
         return _fragment(text(sql).bindparams(bindparam(name, list(values), expanding=True)))
-    sql = f"jsonb_exists_any(wi.{column}, CAST(:{name} AS text[]))"
-    return _fragment(text(sql).bindparams(bindparam(name, list(values))))
+    # One `@>` a value, as `GET /tasks?labels=` writes it: each is a lookup in the column's
+    # GIN index (`jsonb_path_ops`), which `jsonb_exists_any` (`?|`) cannot use.
+    held = {f"{name}_{i}": orjson.dumps([value]).decode() for i, value in enumerate(values)}
+    sql = " OR ".join(f"wi.{column} @> CAST(:{n} AS jsonb)" for n in held) or "false"
+    return _fragment(text(f"({sql})").bindparams(*(bindparam(n, v) for n, v in held.items())))
 
 
 def _fragment(sql: TextClause) -> Condition:
@@ -589,7 +593,9 @@ def _stamp_param(moment: datetime, context: Context) -> Any:
 def _flagged(clause: Clause, context: Context) -> Condition:
     _refuse(clause, ("=", "!="))
     wanted = _flag(clause.values[0], "flagged") == (clause.operator == "=")
-    return WI.c.flagged == context.param(wanted)
+    # The column itself, not `= :param`: the flagged items' partial index (migration 0020)
+    # is chosen for `flagged`, a predicate a bound parameter cannot be proven to imply.
+    return WI.c.flagged if wanted else not_(WI.c.flagged)
 
 
 def _blocked(clause: Clause, context: Context) -> Condition:
