@@ -28,7 +28,7 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy src
+	$(BIN)/mypy src bench
 
 bench: setup
 	$(BIN)/python -m bench $(if $(QUICK),--quick)

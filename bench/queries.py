@@ -158,7 +158,7 @@ def _recorded() -> Iterator[list[tuple[str, dict[str, Any]]]]:
             seen.append((statement, dict(params or {})))
         return run(self, statement, params)
 
-    sql.Raw.run = recording  # type: ignore[method-assign]
+    sql.Raw.run = recording  # type: ignore[method-assign,assignment]
     try:
         yield seen
     finally:
