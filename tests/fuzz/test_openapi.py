@@ -57,6 +57,11 @@ def test_every_operation(app: FastAPI, seed: Seed, fuzz_examples: int) -> None:
     # (Unknown query parameters are refused, as test_conventions checks route by route; the
     # generator's extra parameters would only retest that on every operation.)
     schema.config.generation.update(allow_extra_parameters=False)
+    # A body over the size limit is refused with 413 before it is read, as the document says
+    # of every operation that takes a body; the generator's invalid bodies are at times that
+    # large (a 1.6 MB bulk create once), and 413 is missing from its list of refusals.
+    rejection = schema.config.checks.negative_data_rejection
+    rejection.expected_statuses = [*rejection.expected_statuses, "413"]
     failures: list[str] = []
     for result in schema.get_all_operations():
         operation = result.ok()
