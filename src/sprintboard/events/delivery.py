@@ -377,17 +377,16 @@ def claim_due(
     full = sorted(webhook_id for webhook_id, count in busy.items() if count >= limit)
     if full:
         due.append(WebhookDelivery.webhook_id.not_in(full))
-    owner = func.coalesce(Webhook.created_by, Webhook.workspace_id)
     owners_in_flight = dict(busy_owners or {})
     full_owners = sorted(o for o, count in owners_in_flight.items() if count >= options.owner_limit)
     if full_owners:
-        due.append(owner.not_in(full_owners))
+        due.append(_OWNER.not_in(full_owners))
     with database.transaction() as session:
         waiting = session.execute(
-            select(WebhookDelivery.webhook_id, owner, func.min(WebhookDelivery.next_attempt_at))
+            select(WebhookDelivery.webhook_id, _OWNER, func.min(WebhookDelivery.next_attempt_at))
             .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
             .where(*due)
-            .group_by(WebhookDelivery.webhook_id, owner)
+            .group_by(WebhookDelivery.webhook_id, _OWNER)
         ).all()
         webhooks = _fair_turns([(w, o, t) for w, o, t in waiting if t is not None])
         ids: list[str] = []
@@ -424,6 +423,10 @@ def claim_due(
         return _load_claimed(session, ids, options.box)
 
 
+_OWNER = func.coalesce(Webhook.created_by, Webhook.workspace_id)
+"""Whose a webhook is (`Claimed.owner`): the user who made it, else its workspace."""
+
+
 def _fair_turns(waiting: list[tuple[str, str, datetime]]) -> list[tuple[str, str]]:
     """Webhooks with due deliveries (`(webhook, owner, oldest due)`) in turns: every owner's
     longest-waiting webhook, oldest first, then every owner's second, and so on."""
@@ -450,7 +453,7 @@ def _load_claimed(session: Session, ids: list[str], box: SecretBox | None) -> li
             Webhook.secret_encrypted,
             Event.payload,
             Event.created_at,
-            func.coalesce(Webhook.created_by, Webhook.workspace_id),
+            _OWNER,
         )
         .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
         .outerjoin(Event, Event.seq == WebhookDelivery.event_seq)

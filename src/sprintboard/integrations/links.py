@@ -247,8 +247,23 @@ def _record(
     )
 
 
-_LINK_FIELDS = ("$id", "provider", "kind", "url", "title", "number", "sha", "state", "author")
-_LINK_COLUMNS = "id, provider, kind, url, title, number, sha, state, author, created_at, updated_at"
+_SHOWN = {
+    "$id": "id",
+    **{
+        name: name
+        for name in ("provider", "kind", "url", "title", "number", "sha", "state", "author")
+    },
+}
+"""A link as the API shows it: each field's column (`$createdAt`/`$updatedAt` besides)."""
+_LINK_COLUMNS = ", ".join([*_SHOWN.values(), "created_at", "updated_at"])
+
+
+def _shown(values: Any, created: str | None, updated: str | None) -> dict[str, Any]:
+    return {
+        **dict(zip(_SHOWN, values, strict=True)),
+        "$createdAt": created,
+        "$updatedAt": updated,
+    }
 
 
 def read_links(session: Session, work_item_id: str) -> list[dict[str, Any]]:
@@ -261,27 +276,9 @@ def read_links(session: Session, work_item_id: str) -> list[dict[str, Any]]:
         {"id": work_item_id},
     )
     stamp = db.codec.timestamp
-    return [
-        {
-            **dict(zip(_LINK_FIELDS, row[:-2], strict=True)),
-            "$createdAt": stamp(row[-2]),
-            "$updatedAt": stamp(row[-1]),
-        }
-        for row in rows
-    ]
+    return [_shown(row[:-2], stamp(row[-2]), stamp(row[-1])) for row in rows]
 
 
 def link_json(link: WorkItemLink) -> dict[str, Any]:
-    return {
-        "$id": link.id,
-        "provider": link.provider,
-        "kind": link.kind,
-        "url": link.url,
-        "title": link.title,
-        "number": link.number,
-        "sha": link.sha,
-        "state": link.state,
-        "author": link.author,
-        "$createdAt": iso(link.created_at),
-        "$updatedAt": iso(link.updated_at),
-    }
+    values = [getattr(link, column) for column in _SHOWN.values()]
+    return _shown(values, iso(link.created_at), iso(link.updated_at))

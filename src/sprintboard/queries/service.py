@@ -41,16 +41,12 @@ def compiled(
 ) -> Compiled:
     """`custom`: the workspace's custom fields, if read already (else read here when the
     query may name one)."""
-    if custom is None:
-        custom = {}
-        if "fields." in text.lower():
-            custom = read_definitions(raw(session), workspace_id)
     context = Context(
         workspace_id=workspace_id,
         user_id=caller.user_id,
         now=datetime.now(UTC),
         sqlite=raw(session).codec.sqlite,
-        custom=custom,
+        custom=_named_fields(session, workspace_id, text, custom) or {},
     )
     try:
         return compile_query(parsed(text, field=field), context)
@@ -74,8 +70,7 @@ def list_order(
     sqlite = raw(session).codec.sqlite
     if not text:
         return None, parse_sort(sort, sqlite=sqlite, custom=custom)
-    if custom is None and "fields." in text.lower():
-        custom = read_definitions(raw(session), workspace_id)
+    custom = _named_fields(session, workspace_id, text, custom)
     query = compiled(
         session, caller=caller, workspace_id=workspace_id, text=text, field=field, custom=custom
     )
@@ -86,6 +81,16 @@ def list_order(
             "sort: the query's ORDER BY sets the order; send one of them, not both.",
         )
     return query.condition, parse_sort(query.sort or sort, sqlite=sqlite, custom=custom)
+
+
+def _named_fields(
+    session: Session, workspace_id: str, text: str, custom: Mapping[str, Definition] | None
+) -> Mapping[str, Definition] | None:
+    """`custom` if read already, else the workspace's custom fields when `text` may name one
+    (`fields.<key>`), else None: a query that names none costs no read."""
+    if custom is None and "fields." in text.lower():
+        return read_definitions(raw(session), workspace_id)
+    return custom
 
 
 def _refused(error: QueryError, field: str) -> InvalidRequest:

@@ -94,12 +94,14 @@ export function refusal(error) {
 /**
  * A form in a dialog titled `title`. `submit(form)` does the work: it throws to keep the
  * dialog open with the error shown, answers `true` to keep it open (to show a result), or
- * anything else to close it.
+ * anything else to close it. With `cancel`, a "Cancel" button beside the submit one (a
+ * confirmation's).
  */
-export function formDialog(title, controls, submitText, submit) {
+export function formDialog(title, controls, submitText, submit, { cancel = false } = {}) {
   const error = h("p", { class: "error", role: "alert" });
   const button = h("button", { type: "submit" }, submitText);
-  const form = h("form", { class: "stack" }, controls, error, h("div", { class: "actions" }, button));
+  const dismiss = cancel ? h("button", { type: "button", class: "ghost", onclick: () => dialog.close() }, "Cancel") : null;
+  const form = h("form", { class: "stack" }, controls, error, h("div", { class: "actions" }, dismiss, button));
   const dialog = openDialog(title, form);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();

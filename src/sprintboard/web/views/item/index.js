@@ -7,6 +7,7 @@ import { fill, h, link, openDialog, say } from "../../lib/dom.js";
 import { TYPE_ICONS } from "../../lib/enums.js";
 import { redraw, savedText } from "../../lib/forms.js";
 import { formatPoints, priorityBadge, typeBadge } from "../../lib/format.js";
+import { fieldsPath } from "../../lib/project.js";
 import { loadWorkflow, statusLabel } from "../../lib/statuses.js";
 import { store } from "../../store.js";
 import { activity } from "./activity.js";
@@ -80,7 +81,7 @@ function renderItem(root, key, { asPage = false, onLoaded, onDeleted } = {}) {
     const [custom, workflow, fieldList] = await Promise.all([
       api.getAll(`/workspaces/${read.workspaceId}/work-item-types`, {}, 100).catch(() => []),
       loadWorkflow(read.projectId),
-      api.get(`/workspaces/${read.workspaceId}/fields`).catch(() => ({ data: { documents: [] } })),
+      api.get(fieldsPath(read.workspaceId)).catch(() => ({ data: { documents: [] } })),
     ]);
     if (stopped || mine !== loads) return;
     item = read;

@@ -3,8 +3,9 @@
 // with it), and a form to add one.
 
 import * as api from "../../api.js";
-import { h, openDialog } from "../../lib/dom.js";
-import { savedText } from "../../lib/forms.js";
+import { h } from "../../lib/dom.js";
+import { formDialog, savedText } from "../../lib/forms.js";
+import { fieldsPath } from "../../lib/project.js";
 
 const TYPES = ["text", "number", "date", "select", "multiselect", "user", "url", "checkbox"];
 const WITH_OPTIONS = new Set(["select", "multiselect"]);
@@ -28,17 +29,9 @@ export function render(section, { project, fields, apply }) {
       "aria-label": `Delete ${field.name}`, onclick: () => confirmDelete(field) }, "Delete"))));
 
   function confirmDelete(field) {
-    const form = h("form", { method: "dialog", class: "stack" },
-      h("p", {}, `Delete ${field.name}? Every item's value of it is removed too.`),
-      h("div", { class: "actions" },
-        h("button", { type: "button", class: "ghost", onclick: () => dialog.close() }, "Cancel"),
-        h("button", { type: "submit" }, `Delete ${field.name}`)));
-    const dialog = openDialog(`Delete ${field.name}`, form);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      dialog.close();
-      await apply(() => api.del(path(field)), `${field.name} deleted`);
-    });
+    formDialog(`Delete ${field.name}`, h("p", {}, `Delete ${field.name}? Every item's value of it is removed too.`),
+      `Delete ${field.name}`, () => apply(() => api.del(path(field)), `${field.name} deleted`).then(() => {}),
+      { cancel: true });
   }
 
   const add = h("form", { class: "add-field", "aria-label": "Add a field" },
@@ -53,7 +46,7 @@ export function render(section, { project, fields, apply }) {
     const { key, name, type, options } = add.elements;
     const body = { key: key.value.trim(), name: name.value.trim(), type: type.value };
     if (WITH_OPTIONS.has(body.type)) body.options = listed(options.value);
-    apply(() => api.post(`/workspaces/${encodeURIComponent(project.workspaceId)}/fields`, body), `${body.name} added`);
+    apply(() => api.post(fieldsPath(project.workspaceId), body), `${body.name} added`);
   });
 
   section.replaceChildren(

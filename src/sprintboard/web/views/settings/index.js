@@ -4,6 +4,7 @@
 import * as api from "../../api.js";
 import { fill, h, say } from "../../lib/dom.js";
 import { redraw } from "../../lib/forms.js";
+import { fieldsPath } from "../../lib/project.js";
 import { loadWorkflow } from "../../lib/statuses.js";
 import * as fieldsPart from "./fields.js";
 import * as rulesPart from "./rules.js";
@@ -43,7 +44,7 @@ export async function mount(root, { projectId, setNav }) {
     const mine = ++reads;
     const [workflow, fieldList] = await Promise.all([
       loadWorkflow(project.$id),
-      api.get(`/workspaces/${encodeURIComponent(project.workspaceId)}/fields`),
+      api.get(fieldsPath(project.workspaceId)),
     ]);
     if (mine !== reads) return;
     const props = { project, workflow, apply, fields: fieldList.data.documents };

@@ -2,8 +2,9 @@
 // or down or deleted (asking where its items go while it has some), and a form to add one.
 
 import * as api from "../../api.js";
-import { h, openDialog } from "../../lib/dom.js";
+import { h } from "../../lib/dom.js";
 import { sentence, valuesOf } from "../../lib/enums.js";
+import { formDialog } from "../../lib/forms.js";
 
 /** Draw `workflow.statuses` into `section`; `apply(change, done)` runs a change and redraws. */
 export function render(section, { project, workflow, apply }) {
@@ -53,21 +54,14 @@ export function render(section, { project, workflow, apply }) {
 
   function askWhere(status) {
     const others = statuses.filter((s) => s.name !== status.name);
-    const form = h("form", { method: "dialog", class: "stack" },
+    formDialog(`Delete ${status.label}`, [
       h("p", {}, `Items have the status ${status.label}. Where should they go?`),
       h("label", {}, "Move its items to ",
         h("select", { name: "moveTo" }, others.map((s) => h("option", { value: s.name }, s.label)))),
-      h("div", { class: "actions" },
-        h("button", { type: "button", class: "ghost", onclick: () => dialog.close() }, "Cancel"),
-        h("button", { type: "submit" }, `Delete ${status.label}`)));
-    const dialog = openDialog(`Delete ${status.label}`, form);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const moveTo = form.elements.moveTo.value;
-      dialog.close();
-      await apply(() => api.request("DELETE", path(status), { query: { moveTo } }),
-        `${status.label} deleted; its items moved`);
-    });
+    ], `Delete ${status.label}`, (form) => apply(
+      () => api.request("DELETE", path(status), { query: { moveTo: form.elements.moveTo.value } }),
+      `${status.label} deleted; its items moved`,
+    ).then(() => {}), { cancel: true });
   }
 
   const add = h("form", { class: "add-status", "aria-label": "Add a status" },
