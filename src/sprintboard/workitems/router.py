@@ -133,7 +133,9 @@ async def list_tasks(query: TaskQuery, session: SessionDep, caller: CallerDep) -
 async def create_task(body: TaskCreate, session: SessionDep, caller: CallerDep) -> Response:
     """`name` (or `title`) becomes the `title`; the key is `<project key>-<n>`.
 
-    Rules the document cannot state: `status` is one of the project's statuses."""
+    Rules the document cannot state: `status` is one of the project's statuses; `fields`
+    names only the workspace's custom fields (`GET /workspaces/{id}/fields`), each with a
+    value of its type and no U+0000."""
     access = access_workspace_id(session, caller, body.workspace_id)
     access.require(Permission.WORK_ITEM_WRITE)
     record, tag = service.create_work_item(session, access=access, data=body)
@@ -167,7 +169,9 @@ async def bulk_create_tasks(body: BulkCreate, session: SessionDep, caller: Calle
     consecutive per project in request order; the answer lists the items in that order.
 
     Rules the document cannot state: `tasks` name one workspace (else `mixed_workspaces`;
-    an entry naming a workspace you cannot see is a missing project, `not_found`).
+    an entry naming a workspace you cannot see is a missing project, `not_found`);
+    `tasks[i].fields` names only the workspace's custom fields, each with a value of its type
+    and no U+0000.
     """
     access = bulk_create.workspace_access(session, caller, body.tasks)
     access.require(Permission.WORK_ITEM_WRITE)
@@ -186,7 +190,8 @@ async def bulk_update_tasks(body: BulkUpdate, session: SessionDep, caller: Calle
     """Each entry names a work item by `$id` or `key` and takes any field PATCH takes; all
     of one workspace; applied all or nothing, in order (an error names its entry).
 
-    Rules the document cannot state: `tasks` names each work item once.
+    Rules the document cannot state: `tasks` names each work item once; `tasks[i].fields`
+    names only the workspace's custom fields, each with a value of its type and no U+0000.
     """
     refs = [entry.ref for entry in body.tasks]
     records, ids, access = reads.read_visible_items(session, caller, refs, moving_to=body.moving_to)
@@ -229,7 +234,8 @@ async def update_task(
     """Partial update; `null` clears an optional field. Notifies assignees and admins.
 
     Rules the document cannot state: `status` is one of the project's statuses, and one the
-    project's transition rules let the item's status change to (else 409)."""
+    project's transition rules let the item's status change to (else 409); `fields` names
+    only the workspace's custom fields, each with a value of its type and no U+0000."""
     item = reads.read_visible_item(
         session,
         caller,

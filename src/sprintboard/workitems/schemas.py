@@ -82,28 +82,32 @@ def _model_field(f: fields.ItemField, role: Role) -> tuple[Any, Any]:
     return value, Field(default, alias=alias, description=f.description)
 
 
-def _named_by_name_or_title(schema: dict[str, Any]) -> None:
-    """A create body's schema: a body's string rules, and a title: `name`, else `title` (both
-    are taken when equal; a null one is not given)."""
-    for node in schema.get("properties", {}).values():
-        state_string_rules_of(node)
-    schema.update(_one_of("name", "title", both=True))
+def _given(name: str) -> dict[str, Any]:
+    """`name` is in the body and not null (a null one counts as not given)."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
 
 
-def _one_of(first: str, second: str, *, both: bool) -> dict[str, Any]:
-    """`first` or `second` required (and, unless `both`, not the two together), said with
-    `if`/`then`/`else`: generated clients read a top-level `oneOf` or `anyOf` as a union of
-    anonymous models, and the body's own model is lost (`Any`)."""
-    said: dict[str, Any] = {"if": {"required": [first]}, "else": {"required": [second]}}
-    if not both:
-        said["then"] = {"not": {"required": [second]}}
-    return said
+def _named_by(first: str, second: str, *, both: bool) -> Callable[[dict[str, Any]], None]:
+    """A body's schema (its `json_schema_extra`): a body's string rules (`RequestModel`'s,
+    which a model's own `json_schema_extra` replaces), and `first` or `second` required
+    (and, unless `both`, not the two together). Said with `if`/`then`/`else`: generated
+    clients read a top-level `oneOf` or `anyOf` as a union of anonymous models, and the
+    body's own model is lost (`Any`)."""
+
+    def extend(schema: dict[str, Any]) -> None:
+        for node in schema.get("properties", {}).values():
+            state_string_rules_of(node)
+        schema.update({"if": _given(first), "else": _given(second)})
+        if not both:
+            schema["then"] = {"not": {"required": [second]}}
+
+    return extend
 
 
 @_with_fields("create")
 class TaskCreate(RequestModel):
     # One of the two is required (the document says so with `if`/`else`); both must agree.
-    model_config = ConfigDict(json_schema_extra=_named_by_name_or_title)
+    model_config = ConfigDict(json_schema_extra=_named_by("name", "title", both=True))
 
     name: Name | None = Field(None, description="The title (`title` is accepted too).")
     title: Name | None = None
@@ -127,14 +131,6 @@ class TaskCreate(RequestModel):
         None, alias="parentId", description="The parent's `$id` or key (same workspace)."
     )
     custom_fields: CustomValues = Field(default_factory=dict, alias="fields")
-
-
-def _named_by_id_or_key(schema: dict[str, Any]) -> None:
-    """A bulk entry's schema: a body's string rules (`RequestModel`'s, which a model's own
-    `json_schema_extra` replaces), and one of `$id` and `key`."""
-    for node in schema.get("properties", {}).values():
-        state_string_rules_of(node)
-    schema.update(_one_of("$id", "key", both=False))
 
 
 @_with_fields("update")
@@ -163,7 +159,7 @@ class BulkEntry(TaskUpdate):
 
     # Exactly one of the two names the item (the document says so with `if`/`then`/`else`); an
     # explicit null is refused, as for PATCH's fields.
-    model_config = ConfigDict(json_schema_extra=_named_by_id_or_key)
+    model_config = ConfigDict(json_schema_extra=_named_by("$id", "key", both=False))
 
     id: Ref = Field(None, alias="$id")  # type: ignore[assignment]
     key: Ref = Field(None, description="The item's key, instead of `$id`.")  # type: ignore[assignment]
